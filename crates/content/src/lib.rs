@@ -1,1 +1,58 @@
-//! placeholder
+//! dochub's content tree, with no Spin dependency: projects, subprojects and
+//! pages on disk; page frontmatter; the JSON manifests; raw text; search; the
+//! latest daily report; the prebuilt `build/` directory; content lint; and the
+//! bearer-token check the components share.
+//!
+//! Layout of a content root:
+//!
+//! ```text
+//! <project>/_project.yaml                 name, description
+//! <project>/<subproject>/_subproject.yaml name, description, schema_coverage
+//! <project>/<subproject>/<page>.md        a page, optionally with YAML frontmatter
+//! _master/index.md                        the hub's home document
+//! reports/YYYY-MM-DD.json                 daily agent reports
+//! ```
+//!
+//! ```no_run
+//! use dochub_content::ContentRoot;
+//! # fn main() -> Result<(), dochub_content::ContentError> {
+//! let root = ContentRoot::open("content")?;
+//! let manifest = root.master_manifest(chrono::Utc::now())?;
+//! for p in &manifest.projects {
+//!     println!("{} ({} documents)", p.name, p.doc_count);
+//! }
+//! if let Some(page) = root.page("dochub", "api", "routes")? {
+//!     println!("{}: {}", page.title(), page.summary());
+//! }
+//! let hits = root.search("manifest")?;
+//! println!("{} hits", hits.results.len());
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub mod auth;
+mod error;
+mod frontmatter;
+mod manifest;
+pub mod prebuilt;
+mod report;
+mod search;
+mod segment;
+mod tree;
+mod yaml;
+
+pub use error::ContentError;
+pub use frontmatter::{DEFAULT_REFERENCE_TYPE, Frontmatter, ParsedPage, Reference, parse_page};
+pub use manifest::{
+    DocumentEntry, MasterManifest, Named, ProjectEntry, ProjectManifest, SubprojectEntry,
+    SubprojectManifest, encode_segment, iso8601, raw_url,
+};
+pub use report::{Report, is_report_name};
+pub use search::{
+    EXCERPT_CHARS, MAX_RESULTS, MIN_QUERY_CHARS, Query, SearchHit, SearchResults, excerpt,
+};
+pub use segment::{MAX_ID_BYTES, is_valid_id};
+pub use tree::{
+    ContentRoot, PROJECT_META, Page, Project, REPORTS_DIR, SUBPROJECT_META, SchemaCoverage,
+    Subproject,
+};

@@ -1,0 +1,135 @@
+//! The prebuilt `build/` directory: the manifests written once by `dochub build`
+//! and served as they are with `SERVE_PREBUILT`.
+//!
+//! Layout (all JSON exactly as the live endpoints produce it):
+//!
+//! ```text
+//! build/manifest.json                          GET /api/manifest
+//! build/manifest/<project>.json                GET /api/manifest/<project>
+//! build/manifest/<project>/<subproject>.json   GET /api/manifest/<project>/<subproject>
+//! ```
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::ContentError;
+use crate::segment::is_valid_id;
+use crate::tree::{ContentRoot, read_file};
+
+/// Master manifest file in the build directory.
+pub const MASTER_FILE: &str = "manifest.json";
+/// Directory of project and subproject manifests in the build directory.
+pub const MANIFEST_DIR: &str = "manifest";
+
+/// The JSON bytes of a manifest, as both the live and the prebuilt path serve them.
+pub fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, ContentError> {
+    Ok(serde_json::to_vec(value)?)
+}
+
+/// What [`write_build`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildSummary {
+    /// Project manifests written.
+    pub projects: usize,
+    /// Subproject manifests written.
+    pub subprojects: usize,
+    /// Pages counted in the master manifest.
+    pub documents: usize,
+}
+
+/// Writes every manifest of `root` into `out` (created if needed), replacing
+/// the manifests of an earlier build so none goes stale. Other files in `out`
+/// are left alone.
+pub fn write_build(
+    root: &ContentRoot,
+    out: &Path,
+    generated_at: DateTime<Utc>,
+) -> Result<BuildSummary, ContentError> {
+    let master = root.master_manifest(generated_at)?;
+    let dir = out.join(MANIFEST_DIR);
+    match fs::remove_dir_all(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(ContentError::io(dir, e)),
+    }
+    fs::create_dir_all(&dir).map_err(|e| ContentError::io(&dir, e))?;
+    let mut summary = BuildSummary {
+        projects: 0,
+        subprojects: 0,
+        documents: master.total_documents,
+    };
+    for p in &master.projects {
+        if let Some(manifest) = root.project_manifest(&p.id)? {
+            write(&dir.join(format!("{}.json", p.id)), &to_json(&manifest)?)?;
+            summary.projects += 1;
+            let pdir = dir.join(&p.id);
+            fs::create_dir_all(&pdir).map_err(|e| ContentError::io(&pdir, e))?;
+            for s in &manifest.subprojects {
+                if let Some(sm) = root.subproject_manifest(&p.id, &s.id)? {
+                    write(&pdir.join(format!("{}.json", s.id)), &to_json(&sm)?)?;
+                    summary.subprojects += 1;
+                }
+            }
+        }
+    }
+    // The master goes last: its presence marks a complete build.
+    write(&out.join(MASTER_FILE), &to_json(&master)?)?;
+    Ok(summary)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), ContentError> {
+    fs::write(path, bytes).map_err(|e| ContentError::io(path, e))
+}
+
+/// A prebuilt build directory, opened for serving.
+#[derive(Debug, Clone)]
+pub struct Prebuilt {
+    dir: PathBuf,
+}
+
+impl Prebuilt {
+    /// Opens a build directory; it must hold `manifest.json`.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Prebuilt, ContentError> {
+        let dir = dir.as_ref().to_path_buf();
+        if !dir.join(MASTER_FILE).is_file() {
+            return Err(ContentError::PrebuiltMissing { path: dir });
+        }
+        Ok(Prebuilt { dir })
+    }
+
+    /// The master manifest's JSON.
+    pub fn master_manifest(&self) -> Result<Vec<u8>, ContentError> {
+        read_file(&self.dir.join(MASTER_FILE))?.ok_or_else(|| ContentError::PrebuiltMissing {
+            path: self.dir.clone(),
+        })
+    }
+
+    /// A project manifest's JSON, or `None` if the project was not built.
+    pub fn project_manifest(&self, project: &str) -> Result<Option<Vec<u8>>, ContentError> {
+        if !is_valid_id(project) {
+            return Ok(None);
+        }
+        read_file(&self.dir.join(MANIFEST_DIR).join(format!("{project}.json")))
+    }
+
+    /// A subproject manifest's JSON, or `None` if it was not built.
+    pub fn subproject_manifest(
+        &self,
+        project: &str,
+        subproject: &str,
+    ) -> Result<Option<Vec<u8>>, ContentError> {
+        if !is_valid_id(project) || !is_valid_id(subproject) {
+            return Ok(None);
+        }
+        read_file(
+            &self
+                .dir
+                .join(MANIFEST_DIR)
+                .join(project)
+                .join(format!("{subproject}.json")),
+        )
+    }
+}

@@ -1,0 +1,224 @@
+//! Full-text search over pages (spec 4.1 rules 1–2).
+//!
+//! A case-insensitive substring match over the whole text of every page file
+//! (frontmatter included), in path order, at most [`MAX_RESULTS`] hits, each
+//! with an excerpt of about [`EXCERPT_CHARS`] characters centred on the first match.
+
+use memchr::memmem::Finder;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ContentError;
+use crate::frontmatter::parse_page;
+use crate::tree::ContentRoot;
+
+/// Shortest accepted query, in characters, after trimming surrounding whitespace.
+pub const MIN_QUERY_CHARS: usize = 2;
+/// Most results one search returns.
+pub const MAX_RESULTS: usize = 50;
+/// Length of an excerpt in characters, not counting the `…` marks.
+pub const EXCERPT_CHARS: usize = 150;
+
+/// The answer to `GET /api/search?q=...`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchResults {
+    /// The query as submitted.
+    pub query: String,
+    /// Matching pages in path order, at most [`MAX_RESULTS`].
+    pub results: Vec<SearchHit>,
+}
+
+/// One matching page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// `<project>/<subproject>/<page>`.
+    pub path: String,
+    /// The page's title (with fallbacks).
+    pub title: String,
+    /// Text around the first match.
+    pub excerpt: String,
+}
+
+/// A prepared case-insensitive substring query.
+///
+/// ```
+/// let q = dochub_content::Query::new("ÜBER Spin").unwrap();
+/// assert_eq!(q.find("Alles über spin."), Some((6, 16)));
+/// assert!(dochub_content::Query::new(" a ").is_err());
+/// ```
+pub struct Query {
+    folded: String,
+    finder: Finder<'static>,
+}
+
+/// Case folding used on both sides: each character's lowercase mapping.
+fn fold_char(c: char, out: &mut String) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+    } else {
+        out.extend(c.to_lowercase());
+    }
+}
+
+impl Query {
+    /// Prepares a query: trims it and checks the [`MIN_QUERY_CHARS`] minimum.
+    pub fn new(query: &str) -> Result<Query, ContentError> {
+        let trimmed = query.trim();
+        if trimmed.chars().count() < MIN_QUERY_CHARS {
+            return Err(ContentError::QueryTooShort);
+        }
+        let mut folded = String::with_capacity(trimmed.len());
+        for c in trimmed.chars() {
+            fold_char(c, &mut folded);
+        }
+        let finder = Finder::new(folded.as_bytes()).into_owned();
+        Ok(Query { folded, finder })
+    }
+
+    /// Byte range in `text` of the first case-insensitive match.
+    pub fn find(&self, text: &str) -> Option<(usize, usize)> {
+        if text.is_ascii() {
+            // Fast path: ASCII folding keeps byte offsets.
+            if !self.folded.is_ascii() {
+                return None;
+            }
+            let lower = text.as_bytes().to_ascii_lowercase();
+            return self.finder.find(&lower).map(|i| (i, i + self.folded.len()));
+        }
+        // Fold the text, remembering which original character each folded byte came from.
+        let mut folded = String::with_capacity(text.len());
+        let mut origin: Vec<(u32, u32)> = Vec::with_capacity(text.len());
+        for (i, c) in text.char_indices() {
+            let before = folded.len();
+            fold_char(c, &mut folded);
+            let span = (i as u32, (i + c.len_utf8()) as u32);
+            origin.extend(std::iter::repeat_n(span, folded.len() - before));
+        }
+        let at = self.finder.find(folded.as_bytes())?;
+        let end = at + self.folded.len();
+        Some((origin[at].0 as usize, origin[end - 1].1 as usize))
+    }
+}
+
+/// About [`EXCERPT_CHARS`] characters of `text` centred on the byte range
+/// `start..end`, never splitting a character, newlines and tabs turned into
+/// spaces, `…` where the text was cut.
+///
+/// ```
+/// let text = "x".repeat(300) + "needle" + &"y".repeat(300);
+/// let e = dochub_content::excerpt(&text, 300, 306);
+/// assert_eq!(e.chars().count(), 152);
+/// assert!(e.starts_with('…') && e.ends_with('…') && e.contains("needle"));
+/// ```
+pub fn excerpt(text: &str, start: usize, end: usize) -> String {
+    let total = text.chars().count();
+    let m_start = text[..start.min(text.len())].chars().count();
+    let m_len = text[start.min(text.len())..end.min(text.len())]
+        .chars()
+        .count();
+    let centre = m_start + m_len / 2;
+    let mut from = centre.saturating_sub(EXCERPT_CHARS / 2);
+    let to = (from + EXCERPT_CHARS).min(total);
+    from = to.saturating_sub(EXCERPT_CHARS).min(from);
+    let mut out = String::with_capacity(EXCERPT_CHARS + 8);
+    if from > 0 {
+        out.push('…');
+    }
+    out.extend(text.chars().skip(from).take(to - from).map(|c| {
+        if matches!(c, '\n' | '\r' | '\t') {
+            ' '
+        } else {
+            c
+        }
+    }));
+    if to < total {
+        out.push('…');
+    }
+    out
+}
+
+impl ContentRoot {
+    /// Searches every page (see the module docs); a query under
+    /// [`MIN_QUERY_CHARS`] characters is [`ContentError::QueryTooShort`].
+    pub fn search(&self, query: &str) -> Result<SearchResults, ContentError> {
+        let q = Query::new(query)?;
+        let mut results = Vec::new();
+        for (p, s, id) in self.all_page_paths()? {
+            let Some(raw) = self.raw(&p, &s, &id)? else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&raw);
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            if let Some((start, end)) = q.find(text) {
+                results.push(SearchHit {
+                    path: format!("{p}/{s}/{id}"),
+                    title: parse_page(&id, &raw).title,
+                    excerpt: excerpt(text, start, end),
+                });
+                if results.len() == MAX_RESULTS {
+                    break;
+                }
+            }
+        }
+        Ok(SearchResults {
+            query: query.to_owned(),
+            results,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_and_unicode_folding() {
+        let q = Query::new("Hello").unwrap();
+        assert_eq!(q.find("say HELLO there"), Some((4, 9)));
+        assert_eq!(q.find("say héllo"), None);
+        let q = Query::new("straße").unwrap();
+        assert_eq!(q.find("Die STRASSE"), None); // no full case folding: ß stays ß
+        assert_eq!(q.find("Die STRAßE"), Some((4, 11)));
+        let q = Query::new("ΣΟΦΊΑ").unwrap();
+        assert_eq!(q.find("η σοφία"), Some((3, 15)));
+        // A character whose lowercase is longer maps back to whole original characters.
+        let q = Query::new("i̇x").unwrap();
+        assert_eq!(q.find("aİx"), Some((1, 4)));
+    }
+
+    #[test]
+    fn short_queries() {
+        assert!(Query::new("").is_err());
+        assert!(Query::new("a").is_err());
+        assert!(Query::new("  b  ").is_err());
+        assert!(Query::new("é").is_err());
+        assert!(Query::new("éé").is_ok());
+        assert!(Query::new("日本").is_ok());
+    }
+
+    #[test]
+    fn excerpt_at_edges() {
+        assert_eq!(excerpt("short\ntext", 0, 5), "short text");
+        let text = "a".repeat(10) + "MATCH" + &"b".repeat(500);
+        let e = excerpt(&text, 10, 15);
+        assert!(e.starts_with("aaaaaaaaaaMATCH"));
+        assert!(e.ends_with('…'));
+        assert_eq!(e.chars().count(), 151);
+        let text = "b".repeat(500) + "MATCH";
+        let e = excerpt(&text, 500, 505);
+        assert!(e.starts_with('…') && e.ends_with("MATCH"));
+        assert_eq!(e.chars().count(), 151);
+    }
+
+    #[test]
+    fn excerpt_is_centred_and_char_safe() {
+        let text = "é".repeat(200) + "needle" + &"日".repeat(200);
+        let start = 400;
+        let e = excerpt(&text, start, start + 6);
+        let inner: String = e.trim_matches('…').to_owned();
+        assert_eq!(inner.chars().count(), 150);
+        let pos = inner.find("needle").unwrap();
+        let before = inner[..pos].chars().count();
+        let after = inner[pos + 6..].chars().count();
+        assert!(before.abs_diff(after) <= 1, "{before} vs {after}");
+    }
+}

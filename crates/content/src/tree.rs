@@ -1,0 +1,496 @@
+//! The content tree on disk: projects, subprojects and pages.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ContentError;
+use crate::frontmatter::{ParsedPage, parse_page};
+use crate::segment::is_valid_id;
+use crate::yaml::{parse_yaml, str_field};
+
+/// Top-level directory that holds daily reports; never a project.
+pub const REPORTS_DIR: &str = "reports";
+/// File in a project directory with its display name and description.
+pub const PROJECT_META: &str = "_project.yaml";
+/// File in a subproject directory with its name, description and schema coverage.
+pub const SUBPROJECT_META: &str = "_subproject.yaml";
+
+/// An open content root. Cheap to create; every call reads the disk afresh
+/// (a Spin component lives for one request, so there is nothing to cache).
+#[derive(Debug, Clone)]
+pub struct ContentRoot {
+    root: PathBuf,
+}
+
+/// A project: a directory under the root whose name does not start with `_`
+/// or `.`, other than `reports`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    /// Directory name.
+    pub id: String,
+    /// `name` from `_project.yaml`, else the id.
+    pub name: String,
+    /// `description` from `_project.yaml`, else `""`.
+    pub description: String,
+    /// Number of subprojects.
+    pub subproject_count: usize,
+    /// Number of pages across its subprojects.
+    pub doc_count: usize,
+    /// Why `_project.yaml` could not be read, if it could not.
+    pub meta_error: Option<String>,
+}
+
+/// The eight `schema_coverage` booleans of a subproject, as written in
+/// `_subproject.yaml` (missing keys are `false`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaCoverage {
+    /// The subproject's purpose is documented.
+    pub purpose: bool,
+    /// Its architecture is documented.
+    pub architecture: bool,
+    /// Its variables / configuration are documented.
+    pub variables: bool,
+    /// Its API endpoints are documented.
+    pub api_endpoints: bool,
+    /// Its handshakes (protocols with other parts) are documented.
+    pub handshakes: bool,
+    /// Its data model is documented.
+    pub data_model: bool,
+    /// Its dependencies are documented.
+    pub dependencies: bool,
+    /// Its status is documented.
+    pub status: bool,
+}
+
+impl SchemaCoverage {
+    /// The keys, in the order of the spec.
+    pub const KEYS: [&'static str; 8] = [
+        "purpose",
+        "architecture",
+        "variables",
+        "api_endpoints",
+        "handshakes",
+        "data_model",
+        "dependencies",
+        "status",
+    ];
+
+    fn slot(&mut self, key: &str) -> Option<&mut bool> {
+        Some(match key {
+            "purpose" => &mut self.purpose,
+            "architecture" => &mut self.architecture,
+            "variables" => &mut self.variables,
+            "api_endpoints" => &mut self.api_endpoints,
+            "handshakes" => &mut self.handshakes,
+            "data_model" => &mut self.data_model,
+            "dependencies" => &mut self.dependencies,
+            "status" => &mut self.status,
+            _ => return None,
+        })
+    }
+}
+
+/// A subproject: a directory inside a project whose name does not start with `_` or `.`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subproject {
+    /// The project's id.
+    pub project: String,
+    /// Directory name.
+    pub id: String,
+    /// `name` from `_subproject.yaml`, else the id.
+    pub name: String,
+    /// `description` from `_subproject.yaml`, else `""`.
+    pub description: String,
+    /// Number of pages.
+    pub doc_count: usize,
+    /// `schema_coverage` from `_subproject.yaml`.
+    pub schema_coverage: SchemaCoverage,
+    /// Why `_subproject.yaml` could not be read, if it could not.
+    pub meta_error: Option<String>,
+    /// Problems with single fields of `_subproject.yaml`.
+    pub meta_warnings: Vec<String>,
+}
+
+/// One page: `<project>/<subproject>/<id>.md`, read and parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// The project's id.
+    pub project: String,
+    /// The subproject's id.
+    pub subproject: String,
+    /// File name without `.md`.
+    pub id: String,
+    /// The file's bytes, frontmatter included, exactly as on disk.
+    pub raw: Vec<u8>,
+    /// Frontmatter, body and resolved title and summary.
+    pub parsed: ParsedPage,
+}
+
+impl Page {
+    /// Resolved title (frontmatter, first `# ` heading, or id).
+    pub fn title(&self) -> &str {
+        &self.parsed.title
+    }
+    /// Frontmatter summary or `""`.
+    pub fn summary(&self) -> &str {
+        &self.parsed.summary
+    }
+    /// Markdown after the frontmatter.
+    pub fn body(&self) -> &str {
+        &self.parsed.body
+    }
+    /// `<project>/<subproject>/<id>`.
+    pub fn path(&self) -> String {
+        format!("{}/{}/{}", self.project, self.subproject, self.id)
+    }
+}
+
+/// Meta from `_project.yaml` / `_subproject.yaml`.
+struct Meta {
+    value: serde_json::Value,
+    error: Option<String>,
+}
+
+impl ContentRoot {
+    /// Opens a content root, checking that it is a readable directory.
+    ///
+    /// ```
+    /// let err = dochub_content::ContentRoot::open("/no/such/dir").unwrap_err();
+    /// assert!(err.to_string().contains("does not exist"));
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<ContentRoot, ContentError> {
+        let root = path.as_ref().to_path_buf();
+        match fs::metadata(&root) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(ContentError::RootMissing { path: root });
+            }
+            Err(e) => return Err(ContentError::io(root, e)),
+            Ok(m) if !m.is_dir() => return Err(ContentError::RootNotDirectory { path: root }),
+            Ok(_) => {}
+        }
+        fs::read_dir(&root).map_err(|e| ContentError::io(&root, e))?;
+        Ok(ContentRoot { root })
+    }
+
+    /// The root directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// All projects, sorted by id.
+    pub fn projects(&self) -> Result<Vec<Project>, ContentError> {
+        let mut out = Vec::new();
+        for id in list(&self.root, Kind::Dir)? {
+            if id != REPORTS_DIR {
+                out.push(self.load_project(id)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One project, or `None` if there is no such project directory.
+    pub fn project(&self, id: &str) -> Result<Option<Project>, ContentError> {
+        if !self.is_project(id)? {
+            return Ok(None);
+        }
+        self.load_project(id.to_owned()).map(Some)
+    }
+
+    /// The subprojects of a project, sorted by id (`None` if no such project).
+    pub fn subprojects(&self, project: &str) -> Result<Option<Vec<Subproject>>, ContentError> {
+        if !self.is_project(project)? {
+            return Ok(None);
+        }
+        let dir = self.root.join(project);
+        let mut out = Vec::new();
+        for id in list(&dir, Kind::Dir)? {
+            out.push(self.load_subproject(project, id)?);
+        }
+        Ok(Some(out))
+    }
+
+    /// One subproject, or `None` if there is no such directory.
+    pub fn subproject(
+        &self,
+        project: &str,
+        subproject: &str,
+    ) -> Result<Option<Subproject>, ContentError> {
+        if !self.is_project(project)? || !is_valid_id(subproject) {
+            return Ok(None);
+        }
+        if !is_dir(&self.root.join(project).join(subproject))? {
+            return Ok(None);
+        }
+        self.load_subproject(project, subproject.to_owned())
+            .map(Some)
+    }
+
+    /// The ids of a subproject's pages, sorted (empty if it does not exist).
+    pub fn page_ids(&self, project: &str, subproject: &str) -> Result<Vec<String>, ContentError> {
+        if !self.is_project(project)? || !is_valid_id(subproject) {
+            return Ok(Vec::new());
+        }
+        let dir = self.root.join(project).join(subproject);
+        if !is_dir(&dir)? {
+            return Ok(Vec::new());
+        }
+        list(&dir, Kind::Page)
+    }
+
+    /// A subproject's pages, read and parsed, sorted by id.
+    pub fn pages(&self, project: &str, subproject: &str) -> Result<Vec<Page>, ContentError> {
+        let mut out = Vec::new();
+        for id in self.page_ids(project, subproject)? {
+            // A page removed between listing and reading is simply skipped.
+            if let Some(page) = self.page(project, subproject, &id)? {
+                out.push(page);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One page, or `None` if any id is invalid or the `.md` file does not exist.
+    pub fn page(
+        &self,
+        project: &str,
+        subproject: &str,
+        page: &str,
+    ) -> Result<Option<Page>, ContentError> {
+        let Some(raw) = self.raw(project, subproject, page)? else {
+            return Ok(None);
+        };
+        Ok(Some(Page {
+            project: project.to_owned(),
+            subproject: subproject.to_owned(),
+            id: page.to_owned(),
+            parsed: parse_page(page, &raw),
+            raw,
+        }))
+    }
+
+    /// The raw bytes of a page, or `None` if any id is invalid or the file does not exist.
+    pub fn raw(
+        &self,
+        project: &str,
+        subproject: &str,
+        page: &str,
+    ) -> Result<Option<Vec<u8>>, ContentError> {
+        if !is_valid_id(project)
+            || project == REPORTS_DIR
+            || !is_valid_id(subproject)
+            || !is_valid_id(page)
+        {
+            return Ok(None);
+        }
+        let path = self
+            .root
+            .join(project)
+            .join(subproject)
+            .join(format!("{page}.md"));
+        read_file(&path)
+    }
+
+    /// `_master/index.md`, the hub's home document, if present.
+    pub fn master_index(&self) -> Result<Option<Page>, ContentError> {
+        let Some(raw) = read_file(&self.root.join("_master").join("index.md"))? else {
+            return Ok(None);
+        };
+        Ok(Some(Page {
+            project: "_master".into(),
+            subproject: String::new(),
+            id: "index".into(),
+            parsed: parse_page("index", &raw),
+            raw,
+        }))
+    }
+
+    /// Every page of every subproject, as `(project, subproject, page)` ids, sorted by
+    /// the joined path `<project>/<subproject>/<page>`.
+    pub fn all_page_paths(&self) -> Result<Vec<(String, String, String)>, ContentError> {
+        let mut out = Vec::new();
+        for p in list(&self.root, Kind::Dir)? {
+            if p == REPORTS_DIR {
+                continue;
+            }
+            for s in list(&self.root.join(&p), Kind::Dir)? {
+                for page in list(&self.root.join(&p).join(&s), Kind::Page)? {
+                    out.push((p.clone(), s.clone(), page));
+                }
+            }
+        }
+        out.sort_by(|a, b| {
+            let ka = [a.0.as_str(), "/", &a.1, "/", &a.2].concat();
+            let kb = [b.0.as_str(), "/", &b.1, "/", &b.2].concat();
+            ka.cmp(&kb)
+        });
+        Ok(out)
+    }
+
+    fn is_project(&self, id: &str) -> Result<bool, ContentError> {
+        if !is_valid_id(id) || id == REPORTS_DIR {
+            return Ok(false);
+        }
+        is_dir(&self.root.join(id))
+    }
+
+    fn load_project(&self, id: String) -> Result<Project, ContentError> {
+        let dir = self.root.join(&id);
+        let meta = read_meta(&dir.join(PROJECT_META))?;
+        let subs = list(&dir, Kind::Dir)?;
+        let mut doc_count = 0;
+        for s in &subs {
+            doc_count += list(&dir.join(s), Kind::Page)?.len();
+        }
+        Ok(Project {
+            name: str_field(&meta.value, "name").unwrap_or_else(|| id.clone()),
+            description: str_field(&meta.value, "description").unwrap_or_default(),
+            subproject_count: subs.len(),
+            doc_count,
+            meta_error: meta.error,
+            id,
+        })
+    }
+
+    fn load_subproject(&self, project: &str, id: String) -> Result<Subproject, ContentError> {
+        let dir = self.root.join(project).join(&id);
+        let meta = read_meta(&dir.join(SUBPROJECT_META))?;
+        let mut warnings = Vec::new();
+        let mut coverage = SchemaCoverage::default();
+        match meta.value.get("schema_coverage") {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::Object(map)) => {
+                for (key, value) in map {
+                    match (coverage.slot(key), value) {
+                        (Some(slot), serde_json::Value::Bool(b)) => *slot = *b,
+                        (Some(_), _) => warnings.push(format!(
+                            "schema_coverage.{key} is not true or false; read as false"
+                        )),
+                        (None, _) => warnings.push(format!(
+                            "schema_coverage.{key} is not one of {}; ignored",
+                            SchemaCoverage::KEYS.join(", ")
+                        )),
+                    }
+                }
+            }
+            Some(_) => warnings.push("schema_coverage is not a mapping; read as all false".into()),
+        }
+        Ok(Subproject {
+            project: project.to_owned(),
+            name: str_field(&meta.value, "name").unwrap_or_else(|| id.clone()),
+            description: str_field(&meta.value, "description").unwrap_or_default(),
+            doc_count: list(&dir, Kind::Page)?.len(),
+            schema_coverage: coverage,
+            meta_error: meta.error,
+            meta_warnings: warnings,
+            id,
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    Page,
+}
+
+/// Sorted names of valid entries of one kind (`Page`: ids of `*.md` files).
+fn list(dir: &Path, kind: Kind) -> Result<Vec<String>, ContentError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(ContentError::io(dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| ContentError::io(dir, e))?;
+        // Names that are not UTF-8 cannot be named in a URL; skip them.
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let id = match kind {
+            Kind::Dir => name,
+            Kind::Page => match name.strip_suffix(".md") {
+                Some(stem) => stem.to_owned(),
+                None => continue,
+            },
+        };
+        if !is_valid_id(&id) {
+            continue;
+        }
+        let mut ft = entry
+            .file_type()
+            .map_err(|e| ContentError::io(entry.path(), e))?;
+        if ft.is_symlink() {
+            match fs::metadata(entry.path()) {
+                Ok(m) => ft = m.file_type(),
+                Err(_) => continue, // dangling link
+            }
+        }
+        let wanted = match kind {
+            Kind::Dir => ft.is_dir(),
+            Kind::Page => ft.is_file(),
+        };
+        if wanted {
+            out.push(id);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn is_dir(path: &Path) -> Result<bool, ContentError> {
+    match fs::metadata(path) {
+        Ok(m) => Ok(m.is_dir()),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(false),
+        Err(e) => Err(ContentError::io(path, e)),
+    }
+}
+
+/// Reads a regular file; `None` when it does not exist or is a directory.
+pub(crate) fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::IsADirectory
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => {
+            // Some platforms report reading a directory as a generic error.
+            if path.is_dir() {
+                Ok(None)
+            } else {
+                Err(ContentError::io(path, e))
+            }
+        }
+    }
+}
+
+fn read_meta(path: &Path) -> Result<Meta, ContentError> {
+    let Some(bytes) = read_file(path)? else {
+        return Ok(Meta {
+            value: serde_json::Value::Null,
+            error: None,
+        });
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(match parse_yaml(&text) {
+        Ok(value @ (serde_json::Value::Object(_) | serde_json::Value::Null)) => {
+            Meta { value, error: None }
+        }
+        Ok(_) => Meta {
+            value: serde_json::Value::Null,
+            error: Some("not a mapping of `key: value` lines".into()),
+        },
+        Err(e) => Meta {
+            value: serde_json::Value::Null,
+            error: Some(format!("invalid YAML: {e}")),
+        },
+    })
+}

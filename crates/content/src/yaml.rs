@@ -1,0 +1,21 @@
+//! The one place YAML is parsed.
+//!
+//! `serde_yaml` is archived upstream; everything else in the crate sees YAML
+//! only as a [`serde_json::Value`], so a maintained fork replaces it here in one line.
+
+/// Parses a YAML document into a JSON value; the error is a one-line message.
+pub(crate) fn parse_yaml(text: &str) -> Result<serde_json::Value, String> {
+    serde_yaml::from_str::<serde_json::Value>(text).map_err(|e| e.to_string())
+}
+
+/// A string field of a mapping: strings as they are, numbers and booleans
+/// written out; `None` when missing, null, blank or of another type.
+pub(crate) fn str_field(map: &serde_json::Value, key: &str) -> Option<String> {
+    let s = match map.get(key)? {
+        serde_json::Value::String(s) => s.trim().to_owned(),
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::Bool(b) => b.to_string(),
+        _ => return None,
+    };
+    (!s.is_empty()).then_some(s)
+}
