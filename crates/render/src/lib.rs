@@ -1,1 +1,45 @@
-//! placeholder
+//! Rendering for dochub's Tier 2 docs site: markdown to HTML with stable heading ids and an
+//! h2/h3 outline, links between pages rewritten to `/docs/...` URLs, and the page layout
+//! (header bar, sidebar, breadcrumbs, "On this page") as compiled `askama` templates with
+//! embedded CSS. Nothing here reads files or knows about Spin: callers pass text and get HTML.
+//!
+//! ```
+//! use dochub_render::{Location, Nav, Named, NavProject, NavSubproject, document_page, render_markdown};
+//!
+//! let source = "---\ntitle: Setup\n---\n# Setup\n\n## Install\n\nSee [the API](../api/index.md).\n";
+//! let rendered = render_markdown(source, &["dochub", "docs"]);
+//! assert_eq!(rendered.toc[0].id, "install");
+//!
+//! let nav = Nav {
+//!     projects: vec![NavProject {
+//!         project: Named::new("dochub", "dochub"),
+//!         subprojects: vec![NavSubproject {
+//!             subproject: Named::new("docs", "Docs"),
+//!             pages: vec![Named::new("setup", "Setup")],
+//!         }],
+//!     }],
+//! };
+//! let here = Location {
+//!     project: Some(Named::new("dochub", "dochub")),
+//!     subproject: Some(Named::new("docs", "Docs")),
+//!     page: Some(Named::new("setup", "Setup")),
+//! };
+//! let html = document_page(&nav, &here, "Setup", "How to install", &rendered).unwrap();
+//! assert!(html.contains(r#"<a class="active" aria-current="page" href="/docs/dochub/docs/setup">Setup</a>"#));
+//! assert!(html.contains(r#"href="/docs/dochub/api/""#));
+//! ```
+#![deny(missing_docs)]
+
+mod highlight;
+mod layout;
+mod links;
+mod markdown;
+mod slug;
+
+pub use highlight::{Segment, highlight};
+pub use layout::{
+    Card, LayoutError, Location, Named, Nav, NavProject, NavSubproject, SearchHit, card_page,
+    document_page, not_found_page, page_href, project_href, search_page, subproject_href,
+};
+pub use markdown::{Rendered, TocEntry, options, render_markdown, strip_frontmatter};
+pub use slug::{FALLBACK_ID, slugify};

@@ -1,0 +1,404 @@
+//! The docs site layout: header bar, sidebar, breadcrumbs, summary, content and "On this page".
+
+use askama::Template;
+
+use crate::highlight::{Segment, highlight};
+use crate::markdown::{Rendered, TocEntry};
+
+/// Errors from laying out a page.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// The template failed to render (only a formatting failure can cause this).
+    #[error("page template failed to render: {0}")]
+    Template(#[from] askama::Error),
+}
+
+/// Something with an id (its URL segment) and a display name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// URL segment: the directory name or the page file name without `.md`.
+    pub id: String,
+    /// Display name (a project or subproject name, a page title).
+    pub name: String,
+}
+
+impl Named {
+    /// A `Named` from an id and a display name.
+    pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+        }
+    }
+}
+
+/// A subproject in the sidebar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NavSubproject {
+    /// The subproject's id and name.
+    pub subproject: Named,
+    /// Its pages (id and title), in display order. Only the current subproject's pages are
+    /// shown, so these may be left empty for the others.
+    pub pages: Vec<Named>,
+}
+
+/// A project in the sidebar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NavProject {
+    /// The project's id and display name.
+    pub project: Named,
+    /// Its subprojects, in display order.
+    pub subprojects: Vec<NavSubproject>,
+}
+
+/// The sidebar: every project and its subprojects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Nav {
+    /// Projects in display order.
+    pub projects: Vec<NavProject>,
+}
+
+/// Where in the tree the reader is; drives the breadcrumbs, the open sidebar section and the
+/// `active` link. The default is the docs home.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Location {
+    /// The current project.
+    pub project: Option<Named>,
+    /// The current subproject (only with a project).
+    pub subproject: Option<Named>,
+    /// The current page (only with a subproject); `index` is the subproject's landing page.
+    pub page: Option<Named>,
+}
+
+/// One card of a card-list page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Card {
+    /// Where the card links to.
+    pub href: String,
+    /// Card heading.
+    pub title: String,
+    /// Description under the heading; may be empty.
+    pub description: String,
+    /// A muted line such as "3 pages"; may be empty.
+    pub meta: String,
+}
+
+/// One search result, as the content search returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchHit {
+    /// `<project>/<subproject>/<page>`.
+    pub path: String,
+    /// The page title.
+    pub title: String,
+    /// Text around the first match.
+    pub excerpt: String,
+}
+
+/// URL of a project's card list.
+pub fn project_href(project: &str) -> String {
+    format!("/docs/{project}/")
+}
+
+/// URL of a subproject's landing page.
+pub fn subproject_href(project: &str, subproject: &str) -> String {
+    format!("/docs/{project}/{subproject}/")
+}
+
+/// URL of a page; `index` is the subproject's landing page.
+pub fn page_href(project: &str, subproject: &str, page: &str) -> String {
+    if page == "index" {
+        subproject_href(project, subproject)
+    } else {
+        format!("/docs/{project}/{subproject}/{page}")
+    }
+}
+
+struct Crumb {
+    label: String,
+    href: Option<String>,
+}
+
+struct SidebarPage {
+    href: String,
+    title: String,
+    active: bool,
+}
+
+struct SidebarSubproject {
+    href: String,
+    name: String,
+    current: bool,
+    active: bool,
+    pages: Vec<SidebarPage>,
+}
+
+struct SidebarProject {
+    href: String,
+    name: String,
+    open: bool,
+    active: bool,
+    subprojects: Vec<SidebarSubproject>,
+}
+
+struct HitView {
+    href: String,
+    title: String,
+    path: String,
+    excerpt: Vec<Segment>,
+}
+
+enum Main<'a> {
+    Document {
+        /// Shown as the page's h1 when the markdown has none.
+        heading: Option<&'a str>,
+        html: &'a str,
+    },
+    Cards {
+        heading: &'a str,
+        cards: &'a [Card],
+        empty: &'a str,
+    },
+    Search {
+        query: &'a str,
+        hits: Vec<HitView>,
+        note: &'a str,
+    },
+    NotFound {
+        message: &'a str,
+    },
+}
+
+#[derive(Template)]
+#[template(path = "layout.html")]
+struct LayoutTemplate<'a> {
+    title: &'a str,
+    query: &'a str,
+    home_active: bool,
+    sidebar: Vec<SidebarProject>,
+    crumbs: Vec<Crumb>,
+    summary: &'a str,
+    main: Main<'a>,
+    toc: &'a [TocEntry],
+}
+
+fn id_of(named: Option<&Named>) -> Option<&str> {
+    named.map(|n| n.id.as_str())
+}
+
+fn sidebar(nav: &Nav, here: &Location) -> Vec<SidebarProject> {
+    let here_project = id_of(here.project.as_ref());
+    let here_subproject = id_of(here.subproject.as_ref());
+    let here_page = id_of(here.page.as_ref());
+    nav.projects
+        .iter()
+        .map(|p| {
+            let pid = p.project.id.as_str();
+            let in_project = here_project == Some(pid);
+            SidebarProject {
+                href: project_href(pid),
+                name: p.project.name.clone(),
+                open: in_project,
+                active: in_project && here_subproject.is_none(),
+                subprojects: p
+                    .subprojects
+                    .iter()
+                    .map(|s| {
+                        let sid = s.subproject.id.as_str();
+                        let current = in_project && here_subproject == Some(sid);
+                        SidebarSubproject {
+                            href: subproject_href(pid, sid),
+                            name: s.subproject.name.clone(),
+                            current,
+                            active: current && here_page.is_none(),
+                            pages: if current {
+                                s.pages
+                                    .iter()
+                                    .map(|page| SidebarPage {
+                                        href: page_href(pid, sid, &page.id),
+                                        title: page.name.clone(),
+                                        active: here_page == Some(page.id.as_str()),
+                                    })
+                                    .collect()
+                            } else {
+                                Vec::new()
+                            },
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// Home > Project > Subproject > Page; the last crumb is the current location and unlinked.
+/// The `index` page is the subproject's landing page, so its trail ends at the subproject.
+fn breadcrumbs(here: &Location, last: Option<&str>) -> Vec<Crumb> {
+    let mut crumbs = vec![Crumb {
+        label: "Home".to_owned(),
+        href: Some("/docs/".to_owned()),
+    }];
+    if let Some(p) = &here.project {
+        crumbs.push(Crumb {
+            label: p.name.clone(),
+            href: Some(project_href(&p.id)),
+        });
+        if let Some(s) = &here.subproject {
+            crumbs.push(Crumb {
+                label: s.name.clone(),
+                href: Some(subproject_href(&p.id, &s.id)),
+            });
+            if let Some(page) = here.page.as_ref().filter(|page| page.id != "index") {
+                crumbs.push(Crumb {
+                    label: page.name.clone(),
+                    href: None,
+                });
+            }
+        }
+    }
+    if let Some(label) = last {
+        crumbs.push(Crumb {
+            label: label.to_owned(),
+            href: None,
+        });
+    }
+    if let Some(current) = crumbs.last_mut() {
+        current.href = None;
+    }
+    crumbs
+}
+
+/// Everything about a page but its main content.
+struct Frame<'a> {
+    here: &'a Location,
+    title: &'a str,
+    summary: &'a str,
+    /// Prefills the search box.
+    query: &'a str,
+    /// A last, unlinked breadcrumb after the location's own (e.g. "Search").
+    last_crumb: Option<&'a str>,
+    toc: &'a [TocEntry],
+}
+
+fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutError> {
+    let page = LayoutTemplate {
+        title: frame.title,
+        query: frame.query,
+        home_active: frame.here.project.is_none()
+            && !matches!(main, Main::Search { .. } | Main::NotFound { .. }),
+        sidebar: sidebar(nav, frame.here),
+        crumbs: breadcrumbs(frame.here, frame.last_crumb),
+        summary: frame.summary,
+        main,
+        toc: frame.toc,
+    };
+    Ok(page.render()?)
+}
+
+/// A markdown page in the full layout, with its "On this page" outline.
+///
+/// `title` names the page in `<title>` and the breadcrumbs (and becomes its h1 when the
+/// markdown has none); `summary` is shown muted under the breadcrumbs when not empty.
+///
+/// ```
+/// use dochub_render::{Location, Nav, Named, document_page, render_markdown};
+/// let rendered = render_markdown("# Intro\n\n## Setup\n", &["dochub", "docs"]);
+/// let here = Location {
+///     project: Some(Named::new("dochub", "dochub")),
+///     subproject: Some(Named::new("docs", "Docs")),
+///     page: Some(Named::new("intro", "Intro")),
+/// };
+/// let html = document_page(&Nav::default(), &here, "Intro", "Start here", &rendered).unwrap();
+/// assert!(html.contains(r##"<a href="#setup">Setup</a>"##));
+/// ```
+pub fn document_page(
+    nav: &Nav,
+    here: &Location,
+    title: &str,
+    summary: &str,
+    rendered: &Rendered,
+) -> Result<String, LayoutError> {
+    let main = Main::Document {
+        heading: rendered.h1.is_none().then_some(title),
+        html: &rendered.html,
+    };
+    let frame = Frame {
+        here,
+        title,
+        summary,
+        query: "",
+        last_crumb: None,
+        toc: &rendered.toc,
+    };
+    render(nav, frame, main)
+}
+
+/// A list of cards (projects, subprojects or pages) in the full layout. `empty` is shown when
+/// there are no cards.
+pub fn card_page(
+    nav: &Nav,
+    here: &Location,
+    title: &str,
+    summary: &str,
+    cards: &[Card],
+    empty: &str,
+) -> Result<String, LayoutError> {
+    let main = Main::Cards {
+        heading: title,
+        cards,
+        empty,
+    };
+    let frame = Frame {
+        here,
+        title,
+        summary,
+        query: "",
+        // At the docs home the location has no crumb of its own but "Home".
+        last_crumb: here.project.is_none().then_some(title),
+        toc: &[],
+    };
+    render(nav, frame, main)
+}
+
+/// Search results for `query` in the full layout: each hit links to its page and shows its
+/// excerpt with the query marked. `note` (e.g. why nothing was searched) is shown when not empty.
+pub fn search_page(
+    nav: &Nav,
+    query: &str,
+    hits: &[SearchHit],
+    note: &str,
+) -> Result<String, LayoutError> {
+    let hits = hits
+        .iter()
+        .map(|hit| HitView {
+            href: format!("/docs/{}", hit.path),
+            title: hit.title.clone(),
+            path: hit.path.clone(),
+            excerpt: highlight(&hit.excerpt, query),
+        })
+        .collect();
+    let main = Main::Search { query, hits, note };
+    let title = format!("Search: {query}");
+    let frame = Frame {
+        here: &Location::default(),
+        title: &title,
+        summary: "",
+        query,
+        last_crumb: Some("Search"),
+        toc: &[],
+    };
+    render(nav, frame, main)
+}
+
+/// The "not found" page in the full layout.
+pub fn not_found_page(nav: &Nav, message: &str) -> Result<String, LayoutError> {
+    let main = Main::NotFound { message };
+    let frame = Frame {
+        here: &Location::default(),
+        title: "Page not found",
+        summary: "",
+        query: "",
+        last_crumb: Some("Not found"),
+        toc: &[],
+    };
+    render(nav, frame, main)
+}

@@ -1,0 +1,409 @@
+//! Markdown to HTML: parser options, heading ids and outline, link rewriting, raw HTML escaping.
+
+use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
+
+use crate::links::{self, Rewrite};
+use crate::slug::IdAllocator;
+
+/// The markdown dialect of dochub pages, in one place: CommonMark plus tables, footnotes,
+/// strikethrough, task lists and heading attributes (`# Title {#id .class}`).
+pub fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+/// One entry of a page's outline: an h2 or h3 heading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TocEntry {
+    /// 2 or 3.
+    pub level: u8,
+    /// The heading's `id` attribute, unique within the page.
+    pub id: String,
+    /// The heading's plain text.
+    pub text: String,
+}
+
+/// A rendered markdown page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The page body as HTML (frontmatter removed, raw HTML escaped).
+    pub html: String,
+    /// The h2/h3 outline, in page order.
+    pub toc: Vec<TocEntry>,
+    /// Plain text of the first h1, if the page has one.
+    pub h1: Option<String>,
+}
+
+/// Returns the markdown body of a page file: the text after a leading YAML frontmatter block
+/// (`---` on the first line, up to the next line that is `---` or `...`). A file whose first
+/// line is not `---`, or whose block is never closed, has no frontmatter and is returned whole.
+///
+/// ```
+/// let page = "---\ntitle: Hi\n---\n# Body\n";
+/// assert_eq!(dochub_render::strip_frontmatter(page), "# Body\n");
+/// assert_eq!(dochub_render::strip_frontmatter("# No frontmatter"), "# No frontmatter");
+/// ```
+pub fn strip_frontmatter(source: &str) -> &str {
+    let text = source.strip_prefix('\u{feff}').unwrap_or(source);
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return source;
+    };
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        offset += line.len();
+        let trimmed = line.trim_end_matches(['\r', '\n']).trim_end();
+        if trimmed == "---" || trimmed == "..." {
+            return &rest[offset..];
+        }
+    }
+    source
+}
+
+/// Renders a page file (frontmatter and all) to HTML.
+///
+/// `base` names the content directory the file lives in (`["project", "subproject"]` for a
+/// page, `["_master"]` for the hub home); relative links to other `.md` files are resolved
+/// against it and rewritten to their `/docs/...` URLs.
+///
+/// Raw HTML in the markdown is escaped, never passed through: pages are written by people and
+/// by agents alike, and a docs site behind a login must not run script that a page smuggled in.
+/// HTML comments are dropped. Heading attributes keep `{#id}` and `{.class}` only, for the
+/// same reason (`{onclick=...}` would be script too).
+///
+/// ```
+/// let page = dochub_render::render_markdown("# Title\n\n## Setup\n\nSee [raw](../api/raw.md).", &["dochub", "docs"]);
+/// assert!(page.html.contains(r#"<h2 id="setup">Setup</h2>"#));
+/// assert!(page.html.contains(r#"href="/docs/dochub/api/raw""#));
+/// assert_eq!(page.toc[0].id, "setup");
+/// assert_eq!(page.h1.as_deref(), Some("Title"));
+/// ```
+pub fn render_markdown(source: &str, base: &[&str]) -> Rendered {
+    let body = strip_frontmatter(source);
+    let events = escape_raw_html(Parser::new_ext(body, options()), base);
+
+    let mut ids = IdAllocator::default();
+    for event in &events {
+        if let Event::Start(Tag::Heading { id: Some(id), .. }) = event {
+            ids.reserve(id);
+        }
+    }
+
+    let mut out = Vec::with_capacity(events.len());
+    let mut toc = Vec::new();
+    let mut h1 = None;
+    let mut events = events.into_iter();
+    while let Some(event) = events.next() {
+        let Event::Start(Tag::Heading {
+            level, id, classes, ..
+        }) = event
+        else {
+            out.push(event);
+            continue;
+        };
+        let mut inner = Vec::new();
+        let mut text = String::new();
+        for event in events.by_ref() {
+            match &event {
+                Event::End(TagEnd::Heading(_)) => break,
+                Event::Text(t) | Event::Code(t) => text.push_str(t),
+                _ => {}
+            }
+            inner.push(event);
+        }
+        let text = text.trim().to_owned();
+        let id = match id {
+            Some(id) => ids.explicit(&id),
+            None => ids.automatic(&text),
+        };
+        match level {
+            HeadingLevel::H1 if h1.is_none() => h1 = Some(text),
+            HeadingLevel::H2 | HeadingLevel::H3 => toc.push(TocEntry {
+                level: if level == HeadingLevel::H2 { 2 } else { 3 },
+                id: id.clone(),
+                text,
+            }),
+            _ => {}
+        }
+        out.push(Event::Start(Tag::Heading {
+            level,
+            id: Some(CowStr::from(id)),
+            classes,
+            attrs: Vec::new(),
+        }));
+        out.extend(inner);
+        out.push(Event::End(TagEnd::Heading(level)));
+    }
+
+    let mut html = String::with_capacity(body.len() * 3 / 2);
+    html::push_html(&mut html, out.into_iter());
+    Rendered { html, toc, h1 }
+}
+
+/// Whether a piece of raw HTML is nothing but a comment.
+fn is_comment(raw: &str) -> bool {
+    let raw = raw.trim();
+    raw.starts_with("<!--") && raw.ends_with("-->")
+}
+
+/// Turns raw HTML into text (which the HTML writer escapes), drops comments, and rewrites link
+/// destinations. An HTML block becomes a paragraph of its escaped source.
+fn escape_raw_html<'a>(parser: Parser<'a>, base: &[&str]) -> Vec<Event<'a>> {
+    let mut out = Vec::new();
+    let mut block: Option<String> = None;
+    for event in parser {
+        match event {
+            Event::Start(Tag::HtmlBlock) => block = Some(String::new()),
+            Event::End(TagEnd::HtmlBlock) => {
+                let raw = block.take().unwrap_or_default();
+                if !is_comment(&raw) {
+                    out.push(Event::Start(Tag::Paragraph));
+                    out.push(Event::Text(CowStr::from(raw.trim_end().to_owned())));
+                    out.push(Event::End(TagEnd::Paragraph));
+                }
+            }
+            Event::Html(raw) => match block.as_mut() {
+                Some(buffer) => buffer.push_str(&raw),
+                None if is_comment(&raw) => {}
+                None => out.push(Event::Text(raw)),
+            },
+            Event::InlineHtml(raw) if is_comment(&raw) => {}
+            Event::InlineHtml(raw) => out.push(Event::Text(raw)),
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
+                let dest_url = match links::rewrite(&dest_url, base) {
+                    Rewrite::Keep => dest_url,
+                    Rewrite::To(new) => CowStr::from(new),
+                };
+                out.push(Event::Start(Tag::Link {
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                }));
+            }
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
+                let dest_url = if links::is_unsafe(&dest_url) {
+                    CowStr::from("#")
+                } else {
+                    dest_url
+                };
+                out.push(Event::Start(Tag::Image {
+                    link_type,
+                    dest_url,
+                    title,
+                    id,
+                }));
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: [&str; 2] = ["proj", "sub"];
+
+    fn render(md: &str) -> Rendered {
+        render_markdown(md, &BASE)
+    }
+
+    #[test]
+    fn frontmatter_is_stripped() {
+        let page = render("---\ntitle: T\nsummary: S\n---\n# Heading\n\nBody\n");
+        assert!(!page.html.contains("title:"), "{}", page.html);
+        assert!(!page.html.contains("<hr"), "{}", page.html);
+        assert!(page.html.contains("<p>Body</p>"));
+    }
+
+    #[test]
+    fn frontmatter_variants() {
+        assert_eq!(strip_frontmatter("---\r\na: 1\r\n---\r\nx"), "x");
+        assert_eq!(strip_frontmatter("\u{feff}---\na: 1\n...\nx"), "x");
+        assert_eq!(strip_frontmatter("---\na: 1\n---"), "");
+        // Never closed: not frontmatter, the text stays.
+        assert_eq!(strip_frontmatter("---\na: 1\n"), "---\na: 1\n");
+        // A thematic break later in the file is not frontmatter.
+        assert_eq!(strip_frontmatter("x\n---\ny"), "x\n---\ny");
+    }
+
+    #[test]
+    fn dialect_features() {
+        let page = render(
+            "| a | b |\n|---|---|\n| 1 | 2 |\n\n~~gone~~\n\n- [x] done\n- [ ] todo\n\nNote[^1].\n\n[^1]: The note.\n",
+        );
+        assert!(page.html.contains("<table>"), "{}", page.html);
+        assert!(page.html.contains("<del>gone</del>"));
+        assert!(
+            page.html
+                .contains(r#"<input disabled="" type="checkbox" checked=""/>"#)
+        );
+        assert!(page.html.contains(r#"class="footnote-definition""#));
+    }
+
+    #[test]
+    fn code_blocks_keep_their_language() {
+        let page = render("```rust\nfn main() {}\n```\n");
+        assert!(
+            page.html
+                .contains(r#"<pre><code class="language-rust">fn main() {}"#),
+            "{}",
+            page.html
+        );
+    }
+
+    #[test]
+    fn heading_ids_and_outline() {
+        let page = render(
+            "# Title\n## Install\n### From source {#source}\n## Install\n#### Deep\n## ?!\n## Source\n",
+        );
+        let ids: Vec<_> = page.toc.iter().map(|e| (e.level, e.id.as_str())).collect();
+        assert_eq!(
+            ids,
+            [
+                (2, "install"),
+                (3, "source"),
+                (2, "install-1"),
+                (2, "section"),
+                (2, "source-1")
+            ]
+        );
+        assert_eq!(page.h1.as_deref(), Some("Title"));
+        assert!(page.html.contains(r#"<h1 id="title">Title</h1>"#));
+        assert!(page.html.contains(r#"<h4 id="deep">Deep</h4>"#));
+        assert!(page.html.contains(r#"<h3 id="source">From source</h3>"#));
+    }
+
+    #[test]
+    fn heading_text_includes_code_and_links() {
+        let page = render("## The `raw` [endpoint](x.md)\n");
+        assert_eq!(page.toc[0].text, "The raw endpoint");
+        assert_eq!(page.toc[0].id, "the-raw-endpoint");
+        assert!(
+            page.html
+                .contains(r#"<a href="/docs/proj/sub/x">endpoint</a>"#)
+        );
+    }
+
+    #[test]
+    fn heading_attributes_other_than_id_and_class_are_dropped() {
+        let page = render("## Click {.note onclick=alert(1)}\n");
+        assert!(!page.html.contains("onclick"), "{}", page.html);
+        assert!(page.html.contains(r#"class="note""#), "{}", page.html);
+    }
+
+    #[test]
+    fn raw_html_is_escaped() {
+        let page = render(
+            "<script>alert(1)</script>\n\nText with <b onclick=\"x()\">inline</b> html.\n\n<div>\nblock\n</div>\n",
+        );
+        assert!(!page.html.contains("<script"), "{}", page.html);
+        assert!(!page.html.contains("<b "), "{}", page.html);
+        assert!(!page.html.contains("<div"), "{}", page.html);
+        assert!(page.html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(
+            page.html
+                .contains("&lt;b onclick=\"x()\"&gt;inline&lt;/b&gt;")
+        );
+    }
+
+    #[test]
+    fn html_comments_are_dropped() {
+        let page = render("<!-- a note for editors -->\n\nText <!-- inline --> here.\n");
+        assert!(!page.html.contains("editors"), "{}", page.html);
+        assert!(!page.html.contains("inline"), "{}", page.html);
+        assert!(page.html.contains("Text"));
+    }
+
+    #[test]
+    fn script_links_are_neutralised() {
+        let page =
+            render("[x](javascript:alert(1)) ![y](javascript:alert(2)) <javascript:alert(3)>\n");
+        assert!(
+            !page.html.contains("javascript:alert(1)\""),
+            "{}",
+            page.html
+        );
+        assert!(!page.html.contains("src=\"javascript"), "{}", page.html);
+        assert!(!page.html.contains("href=\"javascript"), "{}", page.html);
+    }
+
+    #[test]
+    fn links_between_pages() {
+        let page = render(
+            "[a](other.md) [b](other.md#usage) [c](../api/raw.md) [d](https://x.org/y.md)\n",
+        );
+        assert!(page.html.contains(r#"href="/docs/proj/sub/other""#));
+        assert!(page.html.contains(r##"href="/docs/proj/sub/other#usage""##));
+        assert!(page.html.contains(r#"href="/docs/proj/api/raw""#));
+        assert!(page.html.contains(r#"href="https://x.org/y.md""#));
+    }
+
+    #[test]
+    fn bad_input_renders() {
+        // Unclosed fence: the rest of the page is code, no panic.
+        let page = render("# T\n\n```rust\nfn x() {\n");
+        assert!(page.html.contains("language-rust"));
+
+        // Punctuation-only headings get fallback ids.
+        let page = render("## ...\n## ---\n## !!!\n");
+        let ids: Vec<_> = page.toc.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["section", "section-1", "section-2"]);
+
+        // Enormous table.
+        let mut table = String::from("|");
+        for c in 0..200 {
+            table.push_str(&format!(" c{c} |"));
+        }
+        table.push_str("\n|");
+        table.push_str(&"---|".repeat(200));
+        table.push('\n');
+        for r in 0..2000 {
+            table.push('|');
+            for c in 0..200 {
+                table.push_str(&format!(" {r}.{c} |"));
+            }
+            table.push('\n');
+        }
+        let page = render(&table);
+        assert_eq!(page.html.matches("<tr>").count(), 2001);
+
+        // 10,000 lines with a heading every ten.
+        let mut long = String::new();
+        for i in 0..10_000 {
+            if i % 10 == 0 {
+                long.push_str("## Same heading\n");
+            } else {
+                long.push_str(&format!("Line {i} with *emphasis* and `code`.\n"));
+            }
+        }
+        let page = render(&long);
+        assert_eq!(page.toc.len(), 1000);
+        assert_eq!(page.toc[999].id, "same-heading-999");
+
+        // Deep nesting.
+        let nested = ">".repeat(5000) + " deep\n";
+        render(&nested);
+        let list: String = (0..2000)
+            .map(|i| format!("{}- item\n", "  ".repeat(i)))
+            .collect();
+        render(&list);
+    }
+}

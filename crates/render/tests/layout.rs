@@ -1,0 +1,324 @@
+//! The page layout: what a reader sees on each kind of page, checked by assertion and by
+//! snapshot (refresh with `INSTA_UPDATE=always` or `cargo insta review` after a deliberate change).
+
+use dochub_render::{
+    Card, Location, Named, Nav, NavProject, NavSubproject, SearchHit, card_page, document_page,
+    not_found_page, render_markdown, search_page,
+};
+
+fn nav() -> Nav {
+    Nav {
+        projects: vec![
+            NavProject {
+                project: Named::new("dochub", "dochub"),
+                subprojects: vec![
+                    NavSubproject {
+                        subproject: Named::new("docs", "Documentation"),
+                        pages: vec![
+                            Named::new("index", "Overview"),
+                            Named::new("rendering", "Rendering"),
+                            Named::new("search", "Search"),
+                        ],
+                    },
+                    NavSubproject {
+                        subproject: Named::new("api", "API"),
+                        pages: vec![Named::new("raw", "Raw pages")],
+                    },
+                ],
+            },
+            NavProject {
+                project: Named::new("other", "Other <Project>"),
+                subprojects: vec![NavSubproject {
+                    subproject: Named::new("guide", "Guide"),
+                    pages: vec![],
+                }],
+            },
+        ],
+    }
+}
+
+fn at(project: &str, subproject: Option<&str>, page: Option<(&str, &str)>) -> Location {
+    Location {
+        project: Some(Named::new(project, project)),
+        subproject: subproject.map(|s| Named::new(s, "Documentation")),
+        page: page.map(|(id, title)| Named::new(id, title)),
+    }
+}
+
+const PAGE: &str = "---\ntitle: Rendering\nsummary: How pages become HTML\n---\n\
+# Rendering\n\nIntro with a [link](search.md#syntax).\n\n## Tables\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n\
+### Wide tables\n\nText.\n\n## Code\n\n```rust\nfn main() {}\n```\n";
+
+/// The page from `<body` on: snapshots leave out the stylesheet, which `stylesheet_rules` checks.
+fn body(html: &str) -> &str {
+    html.find("<body").map_or(html, |i| &html[i..])
+}
+
+/// Text between `start` and the next `end`, for checking one region of the page.
+fn region<'a>(html: &'a str, start: &str, end: &str) -> &'a str {
+    let from = html
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in page"));
+    let rest = &html[from..];
+    let to = rest.find(end).unwrap_or(rest.len());
+    &rest[..to]
+}
+
+#[test]
+fn document_page_layout() {
+    let rendered = render_markdown(PAGE, &["dochub", "docs"]);
+    let here = at("dochub", Some("docs"), Some(("rendering", "Rendering")));
+    let html = document_page(
+        &nav(),
+        &here,
+        "Rendering",
+        "How pages become HTML",
+        &rendered,
+    )
+    .expect("renders");
+
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<title>Rendering · dochub</title>"));
+    // No external resources: no stylesheet links, scripts or fonts.
+    assert!(!html.contains("<link"));
+    assert!(!html.contains("<script"));
+    assert!(!html.contains("http://") && !html.contains("https://"));
+
+    // Header: brand, nav links, a search form that works without script.
+    let header = region(&html, "<header", "</header>");
+    assert!(header.contains(r#"class="brand""#));
+    for link in ["/docs/", "/api/manifest", "/api/report/latest"] {
+        assert!(header.contains(&format!(r#"href="{link}""#)), "{link}");
+    }
+    assert!(header.contains(r#"<form class="search" action="/docs/search" method="get""#));
+    assert!(header.contains(r#"name="q""#));
+
+    // Sidebar: the current project is open, its current subproject lists its pages, the
+    // current page alone is active; other projects are closed and list no pages.
+    let sidebar = region(&html, r#"<nav class="sidebar""#, "</nav>");
+    assert_eq!(sidebar.matches(r#"class="active""#).count(), 1);
+    assert!(sidebar.contains(
+        r#"<a class="active" aria-current="page" href="/docs/dochub/docs/rendering">Rendering</a>"#
+    ));
+    assert!(sidebar.contains(r#"<a href="/docs/dochub/docs/">Overview</a>"#));
+    assert!(sidebar.contains(r#"<details class="project" open>"#));
+    assert!(sidebar.contains(r#"<details class="project">"#));
+    assert!(
+        !sidebar.contains("/docs/dochub/api/raw"),
+        "only the current subproject's pages"
+    );
+    assert!(
+        sidebar.contains("Other &#60;Project&#62;") || sidebar.contains("Other &lt;Project&gt;")
+    );
+
+    // Breadcrumbs and summary.
+    let crumbs = region(&html, r#"<nav class="breadcrumbs""#, "</nav>");
+    assert!(crumbs.contains(r#"<a href="/docs/">Home</a>"#));
+    assert!(crumbs.contains(r#"<a href="/docs/dochub/">dochub</a>"#));
+    assert!(crumbs.contains(r#"<a href="/docs/dochub/docs/">Documentation</a>"#));
+    assert!(crumbs.contains(r#"<span aria-current="page">Rendering</span>"#));
+    assert!(html.contains(r#"<p class="summary">How pages become HTML</p>"#));
+
+    // TOC lists h2 and h3.
+    let toc = region(&html, r#"<aside class="toc""#, "</aside>");
+    assert!(toc.contains("On this page"));
+    assert!(toc.contains(r##"<li class="toc-h2"><a href="#tables">Tables</a></li>"##));
+    assert!(toc.contains(r##"<li class="toc-h3"><a href="#wide-tables">Wide tables</a></li>"##));
+    assert!(toc.contains(r##"<a href="#code">Code</a>"##));
+
+    // The markdown's own h1 is used; no second title.
+    assert_eq!(html.matches("<h1").count(), 1);
+    assert!(html.contains(r#"href="/docs/dochub/docs/search#syntax""#));
+
+    insta::assert_snapshot!("document_page", body(&html));
+}
+
+#[test]
+fn document_without_h1_gets_the_title() {
+    let rendered = render_markdown("Just text.\n", &["dochub", "docs"]);
+    let here = at("dochub", Some("docs"), Some(("search", "Search")));
+    let html = document_page(&nav(), &here, "Search", "", &rendered).expect("renders");
+    assert!(html.contains("<h1>Search</h1>"));
+    assert!(!html.contains(r#"class="summary""#));
+    assert!(
+        !html.contains(r#"<aside class="toc""#),
+        "no outline, no panel"
+    );
+}
+
+#[test]
+fn landing_page_marks_the_index_link() {
+    let rendered = render_markdown("# Overview\n", &["dochub", "docs"]);
+    let here = at("dochub", Some("docs"), Some(("index", "Overview")));
+    let html = document_page(&nav(), &here, "Overview", "", &rendered).expect("renders");
+    let sidebar = region(&html, r#"<nav class="sidebar""#, "</nav>");
+    assert!(sidebar.contains(
+        r#"<a class="active" aria-current="page" href="/docs/dochub/docs/">Overview</a>"#
+    ));
+    // The trail ends at the subproject: the landing page is the subproject.
+    let crumbs = region(&html, r#"<nav class="breadcrumbs""#, "</nav>");
+    assert!(crumbs.contains(r#"<span aria-current="page">Documentation</span>"#));
+    assert!(!crumbs.contains("Overview"));
+}
+
+#[test]
+fn titles_and_summaries_are_escaped() {
+    let rendered = render_markdown("Body.\n", &["dochub", "docs"]);
+    let here = at(
+        "dochub",
+        Some("docs"),
+        Some(("x", "<script>alert(1)</script>")),
+    );
+    let html = document_page(
+        &nav(),
+        &here,
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(2)>",
+        &rendered,
+    )
+    .expect("renders");
+    assert!(!html.contains("<script>alert(1)"), "{html}");
+    assert!(!html.contains("<img src=x"), "{html}");
+}
+
+#[test]
+fn project_card_list() {
+    let cards = vec![
+        Card {
+            href: "/docs/dochub/docs/".into(),
+            title: "Documentation".into(),
+            description: "How dochub works".into(),
+            meta: "3 pages".into(),
+        },
+        Card {
+            href: "/docs/dochub/api/".into(),
+            title: "API".into(),
+            description: String::new(),
+            meta: "1 page".into(),
+        },
+    ];
+    let here = Location {
+        project: Some(Named::new("dochub", "dochub")),
+        ..Location::default()
+    };
+    let html = card_page(
+        &nav(),
+        &here,
+        "dochub",
+        "The docs service",
+        &cards,
+        "No subprojects.",
+    )
+    .expect("renders");
+    let sidebar = region(&html, r#"<nav class="sidebar""#, "</nav>");
+    assert!(sidebar.contains(r#"<summary><a href="/docs/dochub/" class="active""#));
+    let crumbs = region(&html, r#"<nav class="breadcrumbs""#, "</nav>");
+    assert!(crumbs.contains(r#"<span aria-current="page">dochub</span>"#));
+    assert!(html.contains(r#"<li class="card"><a href="/docs/dochub/docs/">"#));
+    assert!(html.contains(r#"<span class="card-meta">3 pages</span>"#));
+    insta::assert_snapshot!("project_cards", body(&html));
+}
+
+#[test]
+fn home_card_list() {
+    let cards = vec![Card {
+        href: "/docs/dochub/".into(),
+        title: "dochub".into(),
+        description: "Docs".into(),
+        meta: "2 subprojects · 4 pages".into(),
+    }];
+    let html = card_page(
+        &nav(),
+        &Location::default(),
+        "Projects",
+        "",
+        &cards,
+        "No projects yet.",
+    )
+    .expect("renders");
+    assert!(html.contains(r#"<a class="sidebar-home active""#));
+    let crumbs = region(&html, r#"<nav class="breadcrumbs""#, "</nav>");
+    assert!(crumbs.contains(r#"<a href="/docs/">Home</a>"#));
+    assert!(crumbs.contains(r#"<span aria-current="page">Projects</span>"#));
+    assert!(!html.contains(r#"<details class="project" open>"#));
+
+    let empty = card_page(
+        &nav(),
+        &Location::default(),
+        "Projects",
+        "",
+        &[],
+        "No projects yet.",
+    )
+    .expect("renders");
+    assert!(empty.contains(r#"<p class="empty">No projects yet.</p>"#));
+}
+
+#[test]
+fn search_results() {
+    let hits = vec![
+        SearchHit {
+            path: "dochub/docs/search".into(),
+            title: "Search".into(),
+            excerpt: "…the search endpoint matches <b>any</b> Search text…".into(),
+        },
+        SearchHit {
+            path: "dochub/api/raw".into(),
+            title: "Raw <pages>".into(),
+            excerpt: "no match in this excerpt".into(),
+        },
+    ];
+    let html = search_page(&nav(), "search", &hits, "").expect("renders");
+    assert!(html.contains(r#"<a href="/docs/dochub/docs/search">Search</a>"#));
+    assert!(html.contains("<mark>search</mark>"));
+    assert!(html.contains("<mark>Search</mark>"));
+    assert!(!html.contains("<b>any</b>"), "excerpt text is escaped");
+    assert!(!html.contains("Raw <pages>"));
+    assert!(
+        html.contains(r#"value="search""#),
+        "the box keeps the query"
+    );
+    assert!(html.contains("2 pages match"));
+    insta::assert_snapshot!("search_results", body(&html));
+}
+
+#[test]
+fn search_query_is_escaped() {
+    let query = "\"><script>alert(1)</script>";
+    let html = search_page(&nav(), query, &[], "").expect("renders");
+    assert!(!html.contains("<script>alert(1)"), "{html}");
+    assert!(!html.contains(r#"value=""><"#));
+    assert!(html.contains("No pages match"));
+    let noted = search_page(&nav(), "a", &[], "Type at least 2 characters.").expect("renders");
+    assert!(noted.contains(r#"<p class="note">Type at least 2 characters.</p>"#));
+}
+
+#[test]
+fn not_found() {
+    let html = not_found_page(&nav(), "No page “x” in dochub/docs.").expect("renders");
+    assert!(html.contains("<title>Page not found · dochub</title>"));
+    assert!(html.contains("<h1>Page not found</h1>"));
+    assert!(
+        html.contains(r#"<nav class="sidebar""#),
+        "404s keep the layout"
+    );
+    assert!(!html.contains(r#"class="active""#));
+    insta::assert_snapshot!("not_found", body(&html));
+}
+
+#[test]
+fn stylesheet_rules() {
+    let html = not_found_page(&nav(), "x").expect("renders");
+    let css = region(&html, "<style>", "</style>");
+    assert!(css.contains("--sidebar-w: 280px;"));
+    assert!(css.contains("width: var(--sidebar-w);"));
+    assert!(css.contains(".container { max-width: 800px; }"));
+    assert!(css.contains("position: fixed; top: calc(var(--header-h) + 24px); right: 16px;"));
+    let narrow = region(css, "@media (max-width: 1199px)", "}\n}");
+    assert!(narrow.contains(".toc { display: none; }"));
+    assert!(css.contains(".sidebar a.active {\n  border-left-color: var(--accent);"));
+    assert!(
+        !css.contains("@import") && !css.contains("url("),
+        "no external resources"
+    );
+}
