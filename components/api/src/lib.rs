@@ -1,1 +1,171 @@
-//! placeholder
+//! The `api` Spin component: Tier 3 of dochub (`/api/...`).
+//!
+//! A thin adapter over [`dochub_content::api`]: it reads the configuration once
+//! per request, passes the request to the library, and for `/api/health` takes
+//! the two readings only a host can give — the app's first start from the
+//! key-value store, and `SELECT 1` over outbound Postgres.
+//!
+//! Configuration:
+//! - env `CONTENT_DIR` (default `/content`): the content root;
+//! - env `SERVE_PREBUILT` (any value but empty, `0` or `false`): manifests come
+//!   from env `BUILD_DIR` (default `/build`), written by `dochub build`;
+//! - variables `environment`, `auth_tokens` (see `dochub_content::auth`),
+//!   `database_url`; when `database_url` is empty, env `DATABASE_URL`, then
+//!   `POSTGRES_HOST` / `POSTGRES_PORT` / `POSTGRES_USER` / `POSTGRES_PASSWORD` /
+//!   `POSTGRES_DB`.
+
+// `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
+#![allow(unsafe_code)]
+
+use chrono::{DateTime, Utc};
+use dochub_content::api::{
+    ApiConfig, ApiRequest, ApiResponse, Database, Gate, Health, handle_or_health, health_response,
+};
+use dochub_content::auth::AuthConfig;
+use spin_sdk::http::{Request, Response};
+use spin_sdk::http_component;
+use spin_sdk::wit::wasi::keyvalue::{atomics, store};
+
+/// Key under which the app's first start (RFC 3339) is kept in the `default` store.
+const STARTED_KEY: &str = "dochub:api:started_at";
+
+#[http_component]
+fn handle(req: Request) -> Response {
+    let now = Utc::now();
+    let config = ApiConfig {
+        content_dir: env("CONTENT_DIR")
+            .unwrap_or_else(|| "/content".into())
+            .into(),
+        prebuilt_dir: env("SERVE_PREBUILT")
+            .filter(|v| !matches!(v.trim(), "0" | "false"))
+            .map(|_| env("BUILD_DIR").unwrap_or_else(|| "/build".into()).into()),
+        auth: AuthConfig::new(&variable("environment"), &variable("auth_tokens")),
+    };
+    let method = req.method().to_string();
+    let path = match req.header("spin-path-info").and_then(|v| v.as_str()) {
+        Some(p) => p.to_owned(),
+        None => req
+            .path()
+            .strip_prefix("/api")
+            .unwrap_or(req.path())
+            .to_owned(),
+    };
+    let api_req = ApiRequest {
+        method: &method,
+        path: &path,
+        query: req.query(),
+        authorization: req.header("authorization").and_then(|v| v.as_str()),
+    };
+    let res = match handle_or_health(&config, &api_req, now) {
+        Gate::Respond(res) => res,
+        Gate::Health => {
+            let environment = variable("environment");
+            let health = Health::new(
+                env!("CARGO_PKG_VERSION"),
+                first_start(now),
+                database(),
+                &environment,
+                now,
+            );
+            health_response(&health, &method)
+        }
+    };
+    respond(res)
+}
+
+fn respond(res: ApiResponse) -> Response {
+    let mut builder = Response::builder();
+    builder.status(res.status);
+    for (name, value) in res.headers {
+        builder.header(name, value);
+    }
+    builder.body(res.body).build()
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn variable(name: &str) -> String {
+    spin_sdk::variables::get(name).unwrap_or_default()
+}
+
+/// The app's first start: recorded once in the key-value store with a
+/// compare-and-swap, so concurrent first requests agree on one value.
+fn first_start(now: DateTime<Utc>) -> DateTime<Utc> {
+    let Ok(bucket) = store::open("default") else {
+        return now;
+    };
+    let parse = |bytes: Vec<u8>| {
+        String::from_utf8(bytes)
+            .ok()
+            .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
+            .map(|t| t.with_timezone(&Utc))
+    };
+    let value = now.to_rfc3339().into_bytes();
+    match atomics::Cas::new(&bucket, STARTED_KEY) {
+        Ok(cas) => match cas.current() {
+            Ok(Some(bytes)) => parse(bytes).unwrap_or(now),
+            Ok(None) => match atomics::swap(cas, &value) {
+                Ok(()) => now,
+                // Another request recorded it first: use theirs.
+                Err(_) => bucket
+                    .get(STARTED_KEY)
+                    .ok()
+                    .flatten()
+                    .and_then(parse)
+                    .unwrap_or(now),
+            },
+            Err(_) => now,
+        },
+        // Hosts without atomics: a plain read, then a write if absent.
+        Err(_) => match bucket.get(STARTED_KEY) {
+            Ok(Some(bytes)) => parse(bytes).unwrap_or(now),
+            _ => {
+                let _ = bucket.set(STARTED_KEY, &value);
+                now
+            }
+        },
+    }
+}
+
+/// The database URL: variable `database_url`, env `DATABASE_URL`, or `POSTGRES_*` parts.
+fn database_address() -> Option<String> {
+    let url = variable("database_url");
+    if !url.trim().is_empty() {
+        return Some(url.trim().to_owned());
+    }
+    if let Some(url) = env("DATABASE_URL") {
+        return Some(url);
+    }
+    let host = env("POSTGRES_HOST")?;
+    let mut parts = vec![format!("host={host}")];
+    for (var, key) in [
+        ("POSTGRES_PORT", "port"),
+        ("POSTGRES_USER", "user"),
+        ("POSTGRES_PASSWORD", "password"),
+        ("POSTGRES_DB", "dbname"),
+    ] {
+        if let Some(v) = env(var) {
+            parts.push(format!(
+                "{key}='{}'",
+                v.replace('\\', "\\\\").replace('\'', "\\'")
+            ));
+        }
+    }
+    Some(parts.join(" "))
+}
+
+fn database() -> Database {
+    let Some(address) = database_address() else {
+        return Database::Unknown;
+    };
+    let ok = spin_sdk::pg3::Connection::open(&address)
+        .and_then(|conn| conn.query("SELECT 1", &[]))
+        .is_ok();
+    if ok {
+        Database::Connected
+    } else {
+        Database::Disconnected
+    }
+}

@@ -30,6 +30,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod api;
 pub mod auth;
 mod error;
 mod frontmatter;

@@ -1,0 +1,358 @@
+//! The Tier 3 API (`/api/...`) as a pure function from a request to a
+//! response, so the Spin component stays a page of glue and every route is
+//! tested natively. Only `/api/health` needs the host (key-value store for the
+//! start time, outbound Postgres): the component computes those two readings and
+//! calls [`health_response`].
+//!
+//! ```
+//! use dochub_content::api::{ApiConfig, ApiRequest, handle};
+//! use dochub_content::auth::AuthConfig;
+//! let config = ApiConfig {
+//!     content_dir: "/no/such/dir".into(),
+//!     prebuilt_dir: None,
+//!     auth: AuthConfig::new("development", ""),
+//! };
+//! let req = ApiRequest { method: "GET", path: "/manifest", query: "", authorization: None };
+//! let res = handle(&config, &req, chrono::Utc::now());
+//! assert_eq!(res.status, 500); // the content root is missing, and the body says so
+//! ```
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use percent_encoding::percent_decode_str;
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{AuthConfig, BEARER_CHALLENGE};
+use crate::error::ContentError;
+use crate::manifest::iso8601;
+use crate::prebuilt::{Prebuilt, to_json};
+use crate::tree::ContentRoot;
+
+/// Methods every `/api` route answers.
+pub const ALLOW: &str = "GET, HEAD";
+/// Content type of JSON bodies.
+pub const JSON: &str = "application/json";
+/// Content type of raw pages.
+pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
+/// Service name reported by the health check.
+pub const SERVICE: &str = "dochub";
+
+/// Configuration read once at the component's entry.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// The content root (`CONTENT_DIR`).
+    pub content_dir: PathBuf,
+    /// The prebuilt build directory, when `SERVE_PREBUILT` is set.
+    pub prebuilt_dir: Option<PathBuf>,
+    /// Who may call the protected routes.
+    pub auth: AuthConfig,
+}
+
+/// The parts of a request the API looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct ApiRequest<'a> {
+    /// HTTP method, e.g. `GET`.
+    pub method: &'a str,
+    /// Path below `/api`, still percent-encoded, e.g. `/manifest/dochub`.
+    pub path: &'a str,
+    /// Query string without `?`, still encoded.
+    pub query: &'a str,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<&'a str>,
+}
+
+/// A response to write back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Headers, `Content-Type` included.
+    pub headers: Vec<(&'static str, String)>,
+    /// Body (empty for `HEAD`).
+    pub body: Vec<u8>,
+}
+
+impl ApiResponse {
+    fn new(status: u16, content_type: &str, body: Vec<u8>) -> ApiResponse {
+        ApiResponse {
+            status,
+            headers: vec![("content-type", content_type.to_owned())],
+            body,
+        }
+    }
+
+    /// A JSON error body `{"error": message}`.
+    pub fn error(status: u16, message: &str) -> ApiResponse {
+        let body = serde_json::json!({ "error": message })
+            .to_string()
+            .into_bytes();
+        ApiResponse::new(status, JSON, body)
+    }
+
+    fn header(mut self, name: &'static str, value: &str) -> ApiResponse {
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+
+    /// The value of a header (first match, case-insensitive).
+    pub fn get_header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A resolved route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `/api/health`
+    Health,
+    /// `/api/manifest`
+    Manifest,
+    /// `/api/manifest/:project`
+    ProjectManifest(String),
+    /// `/api/manifest/:project/:subproject`
+    SubprojectManifest(String, String),
+    /// `/api/raw/:project/:subproject/:page`
+    Raw(String, String, String),
+    /// `/api/search`
+    Search,
+    /// `/api/report/latest`
+    LatestReport,
+    /// Anything else.
+    NotFound,
+}
+
+/// Resolves a path below `/api` (percent-encoded, as received). Each segment is
+/// decoded on its own, so an encoded `/` stays inside its segment; ids that are
+/// not valid are left for the content layer to refuse (it answers `None`).
+///
+/// ```
+/// use dochub_content::api::{route, Route};
+/// assert_eq!(route("/manifest/dochub/"), Route::ProjectManifest("dochub".into()));
+/// assert_eq!(route("/raw/a/b/%2e%2e"), Route::Raw("a".into(), "b".into(), "..".into()));
+/// assert_eq!(route("/raw/a/b"), Route::NotFound);
+/// ```
+pub fn route(path: &str) -> Route {
+    let Some(rest) = path.strip_prefix('/') else {
+        return Route::NotFound;
+    };
+    // One trailing slash is tolerated: `/api/manifest/` is `/api/manifest`.
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let mut segs = Vec::new();
+    for raw in rest.split('/') {
+        match percent_decode_str(raw).decode_utf8() {
+            Ok(s) if !s.is_empty() => segs.push(s),
+            _ => return Route::NotFound,
+        }
+    }
+    let s: Vec<&str> = segs.iter().map(Cow::as_ref).collect();
+    match s.as_slice() {
+        ["health"] => Route::Health,
+        ["manifest"] => Route::Manifest,
+        ["manifest", p] => Route::ProjectManifest((*p).to_owned()),
+        ["manifest", p, sp] => Route::SubprojectManifest((*p).to_owned(), (*sp).to_owned()),
+        ["raw", p, sp, page] => Route::Raw((*p).to_owned(), (*sp).to_owned(), (*page).to_owned()),
+        ["search"] => Route::Search,
+        ["report", "latest"] => Route::LatestReport,
+        _ => Route::NotFound,
+    }
+}
+
+/// The first value of a query parameter, `+` read as a space, lossily decoded.
+pub fn query_param(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let k = k.replace('+', " ");
+        (percent_decode_str(&k).decode_utf8_lossy() == name).then(|| {
+            percent_decode_str(&v.replace('+', " "))
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+    })
+}
+
+/// What the checks before routing decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// The route is `/api/health` with an allowed method: the caller builds the health response.
+    Health,
+    /// Answer with this response (401, 404, 405, or the route's own answer).
+    Respond(ApiResponse),
+}
+
+/// Answers a request. For `/api/health` (allowed method) it returns
+/// [`Gate::Health`] and leaves the readings to the caller.
+pub fn handle_or_health(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<Utc>) -> Gate {
+    let route = route(req.path);
+    let head = req.method.eq_ignore_ascii_case("HEAD");
+    if route != Route::Health && !config.auth.allows(req.authorization) {
+        return Gate::Respond(
+            ApiResponse::error(
+                401,
+                "Authentication required: send Authorization: Bearer <token>",
+            )
+            .header("www-authenticate", BEARER_CHALLENGE),
+        );
+    }
+    if route == Route::NotFound {
+        return Gate::Respond(strip(ApiResponse::error(404, "Not found"), head));
+    }
+    if !(req.method == "GET" || head) {
+        return Gate::Respond(
+            ApiResponse::error(405, "Method not allowed; use GET").header("allow", ALLOW),
+        );
+    }
+    if route == Route::Health {
+        return Gate::Health;
+    }
+    let res = match dispatch(config, &route, req.query, now) {
+        Ok(res) => res,
+        Err(ContentError::QueryTooShort) => {
+            ApiResponse::error(400, &ContentError::QueryTooShort.to_string())
+        }
+        Err(e) => ApiResponse::error(500, &e.to_string()),
+    };
+    Gate::Respond(strip(res, head))
+}
+
+/// Answers every route but `/api/health`, which gets a 500 here (use
+/// [`handle_or_health`] to serve it).
+pub fn handle(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<Utc>) -> ApiResponse {
+    match handle_or_health(config, req, now) {
+        Gate::Respond(res) => res,
+        Gate::Health => ApiResponse::error(500, "health needs the host's readings"),
+    }
+}
+
+fn strip(mut res: ApiResponse, head: bool) -> ApiResponse {
+    if head {
+        res.body.clear();
+    }
+    res
+}
+
+fn dispatch(
+    config: &ApiConfig,
+    route: &Route,
+    query: &str,
+    now: DateTime<Utc>,
+) -> Result<ApiResponse, ContentError> {
+    let json = |bytes: Vec<u8>| ApiResponse::new(200, JSON, bytes);
+    if let Some(dir) = &config.prebuilt_dir {
+        match route {
+            Route::Manifest => return Ok(json(Prebuilt::open(dir)?.master_manifest()?)),
+            Route::ProjectManifest(p) => {
+                return Ok(match Prebuilt::open(dir)?.project_manifest(p)? {
+                    Some(bytes) => json(bytes),
+                    None => ApiResponse::error(404, "Project not found"),
+                });
+            }
+            Route::SubprojectManifest(p, s) => {
+                return Ok(match Prebuilt::open(dir)?.subproject_manifest(p, s)? {
+                    Some(bytes) => json(bytes),
+                    None => ApiResponse::error(404, "Subproject not found"),
+                });
+            }
+            _ => {}
+        }
+    }
+    let root = ContentRoot::open(&config.content_dir)?;
+    Ok(match route {
+        Route::Manifest => json(to_json(&root.master_manifest(now)?)?),
+        Route::ProjectManifest(p) => match root.project_manifest(p)? {
+            Some(m) => json(to_json(&m)?),
+            None => ApiResponse::error(404, "Project not found"),
+        },
+        Route::SubprojectManifest(p, s) => match root.subproject_manifest(p, s)? {
+            Some(m) => json(to_json(&m)?),
+            None => ApiResponse::error(404, "Subproject not found"),
+        },
+        Route::Raw(p, s, page) => match root.raw(p, s, page)? {
+            Some(bytes) => ApiResponse::new(200, MARKDOWN, bytes),
+            None => ApiResponse::error(404, "Document not found"),
+        },
+        Route::Search => {
+            let q = query_param(query, "q").unwrap_or_default();
+            json(to_json(&root.search(&q)?)?)
+        }
+        Route::LatestReport => match root.latest_report()? {
+            Some(report) => json(report.bytes),
+            None => ApiResponse::error(404, "No reports yet"),
+        },
+        Route::Health | Route::NotFound => ApiResponse::error(404, "Not found"),
+    })
+}
+
+/// The health check's database reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Database {
+    /// `SELECT 1` succeeded.
+    Connected,
+    /// A database is configured and `SELECT 1` failed.
+    Disconnected,
+    /// No database is configured.
+    Unknown,
+}
+
+/// The health status (spec 2.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    /// `healthy`, or `degraded` when a configured database is unreachable.
+    pub status: String,
+    /// [`SERVICE`].
+    pub service: String,
+    /// The component's version.
+    pub version: String,
+    /// Seconds since the app first started, to the millisecond.
+    pub uptime: f64,
+    /// The database reading.
+    pub database: Database,
+    /// The `environment` variable.
+    pub environment: String,
+    /// Now, ISO 8601 UTC with milliseconds.
+    pub timestamp: String,
+}
+
+impl Health {
+    /// Builds the status from the readings; `started` is the app's first start.
+    pub fn new(
+        version: &str,
+        started: DateTime<Utc>,
+        database: Database,
+        environment: &str,
+        now: DateTime<Utc>,
+    ) -> Health {
+        let uptime_ms = (now - started).num_milliseconds().max(0);
+        Health {
+            status: if database == Database::Disconnected {
+                "degraded"
+            } else {
+                "healthy"
+            }
+            .into(),
+            service: SERVICE.into(),
+            version: version.into(),
+            uptime: uptime_ms as f64 / 1000.0,
+            database,
+            environment: environment.into(),
+            timestamp: iso8601(now),
+        }
+    }
+}
+
+/// The `/api/health` response (always 200; `HEAD` gets no body).
+pub fn health_response(health: &Health, method: &str) -> ApiResponse {
+    let body = match serde_json::to_vec(health) {
+        Ok(b) => b,
+        Err(e) => return ApiResponse::error(500, &e.to_string()),
+    };
+    strip(
+        ApiResponse::new(200, JSON, body).header("cache-control", "no-store"),
+        method.eq_ignore_ascii_case("HEAD"),
+    )
+}
