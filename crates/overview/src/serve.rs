@@ -1,0 +1,345 @@
+//! Request handling for the overview component, as a plain function of method, path and content root.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use dochub_content::auth::{AuthConfig, BASIC_CHALLENGE};
+
+use crate::pages::{error_page, landing_page};
+use crate::registry::{find, validate_id};
+
+/// Where `/` sends the browser.
+pub const LANDING_PATH: &str = "/overview/";
+
+/// Content-Type of every HTML response.
+pub const HTML: &str = "text/html; charset=utf-8";
+
+/// Only inline styles, scripts and `data:` images may load: a page that references anything
+/// outside itself fails visibly in the browser instead of quietly depending on the network.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \
+                       img-src data:; font-src data:; base-uri 'none'; form-action 'self'; \
+                       frame-ancestors 'none'";
+
+/// An HTTP response, independent of any HTTP library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// Status code.
+    pub status: u16,
+    /// Response headers, lowercase names.
+    pub headers: Vec<(&'static str, String)>,
+    /// Response body (empty for `HEAD`).
+    pub body: Vec<u8>,
+    /// A server-side failure worth logging; never shown to the client.
+    pub error: Option<String>,
+}
+
+impl Reply {
+    /// The value of the first header called `name`.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn html(status: u16, body: Vec<u8>) -> Self {
+        Reply {
+            status,
+            headers: vec![
+                ("content-type", HTML.to_owned()),
+                ("x-content-type-options", "nosniff".to_owned()),
+                ("content-security-policy", CSP.to_owned()),
+            ],
+            body,
+            error: None,
+        }
+    }
+
+    fn error(status: u16, title: &str, message: &str) -> Self {
+        match error_page(status, title, message) {
+            Ok(page) => Reply::html(status, page.into_bytes()),
+            Err(e) => Reply::internal_error(e.to_string()),
+        }
+    }
+
+    /// A plain 500 whose `error` is logged by the caller and never sent.
+    pub fn internal_error(error: String) -> Self {
+        Reply {
+            status: 500,
+            headers: vec![("content-type", "text/plain; charset=utf-8".to_owned())],
+            body: b"Internal Server Error\n".to_vec(),
+            error: Some(error),
+        }
+    }
+}
+
+/// What the component reads once per request from its environment and Spin variables.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The content root (`CONTENT_DIR`); overview files are `<content_dir>/_overviews/<id>.html`.
+    pub content_dir: PathBuf,
+    /// Who may read the pages (from the `environment` and `auth_tokens` variables).
+    pub auth: AuthConfig,
+}
+
+impl Config {
+    /// A configuration without authentication, as in development.
+    pub fn open(content_dir: impl Into<PathBuf>) -> Self {
+        Config {
+            content_dir: content_dir.into(),
+            auth: AuthConfig::new("development", ""),
+        }
+    }
+}
+
+/// Answers one request to `/` or `/overview/...`.
+///
+/// `path` is the request path without query, `authorization` the `Authorization` header.
+/// Every route needs a token when `config.auth` requires one (401 with a Basic challenge, so
+/// that a browser asks for it); then only `GET` and `HEAD` are allowed, and registered
+/// overview files are served byte for byte.
+pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<&str>) -> Reply {
+    let head = method == "HEAD";
+    if !config.auth.allows(authorization) {
+        let mut reply = Reply::error(
+            401,
+            "Sign in required",
+            "This dochub runs in production: send Authorization: Bearer <token>, or give the token as the password when your browser asks.",
+        );
+        reply
+            .headers
+            .push(("www-authenticate", BASIC_CHALLENGE.to_owned()));
+        if head {
+            reply.body.clear();
+        }
+        return reply;
+    }
+    if method != "GET" && !head {
+        let mut reply = Reply::error(
+            405,
+            "Method not allowed",
+            "Overview pages can only be read (GET or HEAD).",
+        );
+        reply.headers.push(("allow", "GET, HEAD".to_owned()));
+        return reply;
+    }
+    let mut reply = match path {
+        "/" => {
+            let mut r = Reply::html(302, Vec::new());
+            r.headers.push(("location", LANDING_PATH.to_owned()));
+            r
+        }
+        "/overview" | "/overview/" => match landing_page() {
+            Ok(page) => Reply::html(200, page.into_bytes()),
+            Err(e) => Reply::internal_error(e.to_string()),
+        },
+        _ => match path.strip_prefix("/overview/") {
+            Some(id) => overview(id, &config.content_dir),
+            None => not_found(),
+        },
+    };
+    if head {
+        reply.body.clear();
+    }
+    reply
+}
+
+fn overview(id: &str, content_dir: &Path) -> Reply {
+    // Validation comes first so that nothing from the request reaches a path unless it is a
+    // plain slug; lookup then limits it to registered ids.
+    let Some(entry) = validate_id(id).ok().and_then(|()| find(id)) else {
+        return not_found();
+    };
+    let file = content_dir
+        .join("_overviews")
+        .join(format!("{}.html", entry.id));
+    match std::fs::read(&file) {
+        Ok(bytes) => Reply::html(200, bytes),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::IsADirectory) => not_found(),
+        Err(e) => Reply::internal_error(format!("reading {}: {e}", file.display())),
+    }
+}
+
+fn not_found() -> Reply {
+    Reply::error(
+        404,
+        "Page not found",
+        "There is no overview page at this address.",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::OVERVIEWS;
+    use dochub_content::auth::token_digest;
+
+    fn get(dir: &Path, path: &str) -> Reply {
+        respond(&Config::open(dir), "GET", path, None)
+    }
+
+    fn content_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("_overviews")).unwrap();
+        for (name, bytes) in files {
+            std::fs::write(dir.path().join("_overviews").join(name), bytes).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn root_redirects_to_the_landing_page() {
+        let r = get(Path::new("/nonexistent"), "/");
+        assert_eq!(r.status, 302);
+        assert_eq!(r.header("location"), Some("/overview/"));
+    }
+
+    #[test]
+    fn landing_page_with_and_without_slash() {
+        for path in ["/overview", "/overview/"] {
+            let r = get(Path::new("/nonexistent"), path);
+            assert_eq!(r.status, 200, "{path}");
+            assert_eq!(r.header("content-type"), Some(HTML));
+            let body = String::from_utf8(r.body).unwrap();
+            assert!(body.contains("href=\"/overview/architecture\""));
+        }
+    }
+
+    #[test]
+    fn serves_files_byte_for_byte() {
+        let bytes: &[u8] = b"<!doctype html>\n<p>caf\xc3\xa9 \xff raw</p>\r\n";
+        let dir = content_with(&[("architecture.html", bytes)]);
+        let r = get(dir.path(), "/overview/architecture");
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("content-type"), Some(HTML));
+        assert_eq!(r.body, bytes);
+    }
+
+    #[test]
+    fn head_has_headers_but_no_body() {
+        let dir = content_with(&[("architecture.html", b"<p>x</p>")]);
+        let r = respond(
+            &Config::open(dir.path()),
+            "HEAD",
+            "/overview/architecture",
+            None,
+        );
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("content-type"), Some(HTML));
+        assert!(r.body.is_empty());
+        assert_eq!(
+            respond(&Config::open(dir.path()), "HEAD", "/overview/nope", None).status,
+            404
+        );
+    }
+
+    #[test]
+    fn unknown_or_missing_is_an_html_404() {
+        let dir = content_with(&[("architecture.html", b"x"), ("unlisted.html", b"x")]);
+        for path in [
+            "/overview/unlisted",
+            "/overview/content-pipeline", // registered, no file
+            "/overview/architecture/",
+            "/overview/architecture.html",
+            "/overview/Architecture",
+            "/overviewx",
+            "/elsewhere",
+        ] {
+            let r = get(dir.path(), path);
+            assert_eq!(r.status, 404, "{path}");
+            assert_eq!(r.header("content-type"), Some(HTML), "{path}");
+            let body = String::from_utf8(r.body).unwrap();
+            assert!(body.contains("Page not found"), "{path}");
+        }
+    }
+
+    #[test]
+    fn registered_id_that_is_a_directory_is_a_404() {
+        let dir = content_with(&[]);
+        std::fs::create_dir(dir.path().join("_overviews/architecture.html")).unwrap();
+        assert_eq!(get(dir.path(), "/overview/architecture").status, 404);
+    }
+
+    #[test]
+    fn traversal_is_a_404() {
+        let dir = content_with(&[("architecture.html", b"x")]);
+        // A registered-looking file outside _overviews that a traversal would reach.
+        std::fs::write(dir.path().join("secret.html"), b"secret").unwrap();
+        for path in [
+            "/overview/../secret",
+            "/overview/..%2Fsecret",
+            "/overview/%2e%2e/secret",
+            "/overview/./architecture",
+            "/overview//architecture",
+            "/overview/architecture/../architecture",
+            "/overview/..\\secret",
+        ] {
+            let r = get(dir.path(), path);
+            assert_eq!(r.status, 404, "{path}");
+            assert!(!r.body.windows(6).any(|w| w == b"secret"), "{path}");
+        }
+    }
+
+    #[test]
+    fn other_methods_are_405_with_allow() {
+        for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] {
+            let r = respond(&Config::open("/nonexistent"), method, "/overview/", None);
+            assert_eq!(r.status, 405, "{method}");
+            assert_eq!(r.header("allow"), Some("GET, HEAD"));
+        }
+    }
+
+    #[test]
+    fn every_registered_id_is_served_from_its_file() {
+        let files: Vec<(String, Vec<u8>)> = OVERVIEWS
+            .iter()
+            .map(|o| (format!("{}.html", o.id), o.title.as_bytes().to_vec()))
+            .collect();
+        let refs: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .collect();
+        let dir = content_with(&refs);
+        for o in OVERVIEWS {
+            let r = get(dir.path(), &format!("/overview/{}", o.id));
+            assert_eq!(r.body, o.title.as_bytes());
+        }
+    }
+
+    #[test]
+    fn production_needs_a_token_on_every_route() {
+        let dir = content_with(&[("architecture.html", b"<p>page</p>")]);
+        let config = Config {
+            content_dir: dir.path().to_owned(),
+            auth: AuthConfig::new("production", &token_digest("s3cret")),
+        };
+        for path in [
+            "/",
+            "/overview/",
+            "/overview/architecture",
+            "/overview/nope",
+        ] {
+            for auth in [None, Some("Bearer wrong"), Some("Basic !!")] {
+                let r = respond(&config, "GET", path, auth);
+                assert_eq!(r.status, 401, "{path} {auth:?}");
+                assert_eq!(r.header("www-authenticate"), Some(BASIC_CHALLENGE));
+                assert!(!r.body.windows(4).any(|w| w == b"page"));
+            }
+        }
+        let r = respond(&config, "POST", "/overview/", None);
+        assert_eq!(r.status, 401, "auth comes before the method check");
+        let r = respond(
+            &config,
+            "GET",
+            "/overview/architecture",
+            Some("Bearer s3cret"),
+        );
+        assert_eq!(
+            (r.status, r.body.as_slice()),
+            (200, b"<p>page</p>".as_slice())
+        );
+        // Browsers send the token as the Basic password: "me:s3cret".
+        let r = respond(&config, "GET", "/", Some("Basic bWU6czNjcmV0"));
+        assert_eq!(r.status, 302);
+    }
+}
