@@ -1,1 +1,229 @@
-//! placeholder
+//! End-to-end test harness: the real `.wasm` components under the local host, over HTTP.
+//!
+//! Each test starts its own host in-process on 127.0.0.1:0 from a manifest derived from the
+//! repository's `spin.toml`, with the content mount pointed at a fixture tree when asked.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use dochub_tests::{TestApp, fixture};
+//! let app = TestApp::builder().content(fixture("basic")).start().await?;
+//! let res = reqwest::get(app.url("/api/manifest")).await?;
+//! assert_eq!(res.status(), 200);
+//! app.stop().await;
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use anyhow::Context;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// A fixture content tree under `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    repo_root().join("tests").join("fixtures").join(name)
+}
+
+/// Builds the components once per test process with spin.toml's own build commands.
+pub fn ensure_components_built() -> anyhow::Result<()> {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            dochub_host::build_components(&repo_root().join("spin.toml"))
+                .map_err(|e| format!("{e:#}"))
+        })
+        .clone()
+        .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// A running app for one test.
+pub struct TestApp {
+    base: String,
+    host: dochub_host::RunningHost,
+    dir: tempfile::TempDir,
+}
+
+/// Configures a [`TestApp`].
+#[derive(Default)]
+pub struct AppBuilder {
+    content: Option<PathBuf>,
+    env: Vec<(String, String)>,
+    mounts: Vec<(PathBuf, String)>,
+    variables: HashMap<String, String>,
+    state_dir: Option<PathBuf>,
+    runtime_config: Option<PathBuf>,
+}
+
+impl AppBuilder {
+    /// Serves this content tree instead of the bundled `content/` (every component's mount of
+    /// `content`, or of a folder inside it, is redirected into this tree).
+    pub fn content(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.content = Some(dir.into());
+        self
+    }
+
+    /// Adds an environment variable to every component.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Mounts a host directory read-only at `guest` in every component.
+    pub fn mount(mut self, host: impl Into<PathBuf>, guest: &str) -> Self {
+        self.mounts.push((host.into(), guest.into()));
+        self
+    }
+
+    /// Sets an application variable (as `SPIN_VARIABLE_<NAME>` would).
+    pub fn variable(mut self, name: &str, value: &str) -> Self {
+        self.variables.insert(name.into(), value.into());
+        self
+    }
+
+    /// Keeps the key-value store in this folder (default: a fresh temporary folder).
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Uses this Spin runtime-config file.
+    pub fn runtime_config(mut self, path: impl Into<PathBuf>) -> Self {
+        self.runtime_config = Some(path.into());
+        self
+    }
+
+    /// Builds the components if needed, writes the derived manifest and starts the host.
+    pub async fn start(self) -> anyhow::Result<TestApp> {
+        ensure_components_built()?;
+        let dir = tempfile::tempdir()?;
+        let manifest = self.derive_manifest()?;
+        let manifest_path = dir.path().join("spin.toml");
+        std::fs::write(&manifest_path, manifest)?;
+        let state_dir = self
+            .state_dir
+            .clone()
+            .unwrap_or_else(|| dir.path().join(".spin"));
+        let host = dochub_host::start(dochub_host::HostOptions {
+            manifest: manifest_path,
+            listen: "127.0.0.1:0".parse()?,
+            state_dir: Some(state_dir),
+            runtime_config: self.runtime_config.clone(),
+            variables: self.variables.clone(),
+        })
+        .await?;
+        Ok(TestApp {
+            base: format!("http://{}", host.addr()),
+            host,
+            dir,
+        })
+    }
+
+    fn derive_manifest(&self) -> anyhow::Result<String> {
+        let root = repo_root();
+        let text = std::fs::read_to_string(root.join("spin.toml"))?;
+        let mut doc: toml::Table = toml::from_str(&text)?;
+        let components = doc
+            .get_mut("component")
+            .and_then(|c| c.as_table_mut())
+            .context("spin.toml has no components")?;
+        for (_, component) in components.iter_mut() {
+            let component = component.as_table_mut().context("component is a table")?;
+            let source = component
+                .get("source")
+                .and_then(|s| s.as_str())
+                .context("component source")?;
+            let source = absolute(&root, source);
+            component.insert("source".into(), source.into());
+            component.remove("build");
+            let mut files = Vec::new();
+            if let Some(existing) = component.get("files").and_then(|f| f.as_array()) {
+                for entry in existing {
+                    let Some(table) = entry.as_table() else {
+                        files.push(entry.clone());
+                        continue;
+                    };
+                    let mut table = table.clone();
+                    let source = table.get("source").and_then(|s| s.as_str()).unwrap_or("");
+                    let source = match (&self.content, source.strip_prefix("content")) {
+                        (Some(content), Some(rest)) if rest.is_empty() || rest.starts_with('/') => {
+                            path_string(&content.join(rest.trim_start_matches('/')))
+                        }
+                        _ => absolute(&root, source),
+                    };
+                    table.insert("source".into(), source.into());
+                    files.push(table.into());
+                }
+            }
+            for (host, guest) in &self.mounts {
+                let mut table = toml::Table::new();
+                table.insert("source".into(), path_string(host).into());
+                table.insert("destination".into(), guest.clone().into());
+                files.push(table.into());
+            }
+            component.insert("files".into(), files.into());
+            let env = component
+                .entry("environment")
+                .or_insert_with(|| toml::Table::new().into())
+                .as_table_mut()
+                .context("environment is a table")?;
+            for (key, value) in &self.env {
+                env.insert(key.clone(), value.clone().into());
+            }
+        }
+        Ok(toml::to_string(&doc)?)
+    }
+}
+
+fn absolute(root: &Path, path: &str) -> String {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        path.to_string()
+    } else {
+        path_string(&root.join(p))
+    }
+}
+
+fn path_string(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+impl TestApp {
+    /// Starts configuring an app.
+    pub fn builder() -> AppBuilder {
+        AppBuilder::default()
+    }
+
+    /// The app's base URL, `http://127.0.0.1:<port>`.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    /// The full URL of `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// The address the host listens on.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.host.addr()
+    }
+
+    /// The temporary folder holding the derived manifest (and, by default, the state).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Stops the host.
+    pub async fn stop(self) {
+        self.host.shutdown().await;
+    }
+}

@@ -1,1 +1,91 @@
-//! placeholder
+//! dochub's local Spin host: runs the HTTP components of a `spin.toml` under wasmtime, as
+//! `spin up` would, so the app runs and is tested without Spin installed.
+//!
+//! A faithful subset of Spin: manifest v2, Spin's routing rules and request headers, read-only
+//! file mounts, key-value stores (SQLite in `.spin/`, or Redis by runtime config) with
+//! `wasi:keyvalue` atomics, variables (`SPIN_VARIABLE_*`), outbound PostgreSQL. A component that
+//! imports anything else is refused at start-up, naming the import.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! let host = dochub_host::start(dochub_host::HostOptions {
+//!     manifest: "spin.toml".into(),
+//!     listen: "127.0.0.1:0".parse()?,
+//!     ..Default::default()
+//! })
+//! .await?;
+//! println!("serving on http://{}", host.addr());
+//! host.shutdown().await;
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod app;
+mod bindings;
+mod build;
+pub mod kv;
+pub mod manifest;
+mod postgres;
+pub mod routes;
+pub mod runtime_config;
+mod server;
+mod state;
+pub mod variables;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+pub use app::{App, LoadOptions};
+pub use build::build_components;
+pub use server::{RunningHost, serve};
+
+/// How to start a host.
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// The `spin.toml` to run.
+    pub manifest: PathBuf,
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Spin's `.spin/` state folder; default: `.spin` beside the manifest.
+    pub state_dir: Option<PathBuf>,
+    /// A Spin runtime-config file (key-value store backends).
+    pub runtime_config: Option<PathBuf>,
+    /// Variable values that override `SPIN_VARIABLE_*` and the manifest's defaults.
+    pub variables: HashMap<String, String>,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions {
+            manifest: PathBuf::from("spin.toml"),
+            listen: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            state_dir: None,
+            runtime_config: None,
+            variables: HashMap::new(),
+        }
+    }
+}
+
+/// Loads the app and serves it in the background.
+pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
+    let manifest = manifest::AppManifest::from_file(&options.manifest)?;
+    let state_dir = options
+        .state_dir
+        .clone()
+        .unwrap_or_else(|| manifest.base_dir.join(".spin"));
+    let stores = match &options.runtime_config {
+        Some(path) => runtime_config::load(path, &state_dir)?,
+        None => HashMap::new(),
+    };
+    let app = App::load(
+        &manifest,
+        &LoadOptions {
+            state_dir,
+            stores,
+            variables: options.variables.clone(),
+        },
+    )
+    .await?;
+    serve(app, options.listen).await
+}

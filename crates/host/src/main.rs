@@ -1,1 +1,67 @@
-fn main() {}
+//! `dochub-host`: run a `spin.toml` locally, as `spin up` does.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// Runs the HTTP components of a Spin app under wasmtime.
+#[derive(Parser)]
+#[command(name = "dochub-host", version)]
+struct Args {
+    /// The application manifest.
+    #[arg(long, short = 'f', default_value = "spin.toml")]
+    manifest: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    listen: SocketAddr,
+    /// Run each component's build command first (like `spin build`).
+    #[arg(long)]
+    build: bool,
+    /// Spin runtime-config file (e.g. a Redis key-value store).
+    #[arg(long)]
+    runtime_config_file: Option<PathBuf>,
+    /// Folder for the SQLite key-value store; default `.spin` beside the manifest.
+    #[arg(long)]
+    state_dir: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "dochub_host=info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    if args.build {
+        dochub_host::build_components(&args.manifest)?;
+    }
+    let manifest = dochub_host::manifest::AppManifest::from_file(&args.manifest)?;
+    let host = dochub_host::start(dochub_host::HostOptions {
+        manifest: args.manifest,
+        listen: args.listen,
+        state_dir: args.state_dir,
+        runtime_config: args.runtime_config_file,
+        variables: Default::default(),
+    })
+    .await?;
+    println!("Serving http://{}", host.addr());
+    println!("Available Routes:");
+    for trigger in &manifest.http_triggers {
+        println!(
+            "  {}: http://{}{}",
+            trigger.component,
+            host.addr(),
+            trigger.route
+        );
+    }
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    eprintln!("Shutting down");
+    host.shutdown().await;
+    Ok(())
+}

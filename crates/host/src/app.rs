@@ -1,0 +1,220 @@
+//! Loading an app: compile each component once, check its imports, resolve its configuration.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+use crate::bindings::SpinImports;
+use crate::kv::{KvStores, StoreConfig};
+use crate::manifest::{AppManifest, FileMount};
+use crate::routes::Router;
+use crate::state::{ComponentConfig, MAX_INSTANCE_MEMORY, State};
+
+/// A loaded component: its instance template and configuration.
+pub struct LoadedComponent {
+    /// Instantiated afresh for every request.
+    pub pre: ProxyPre<State>,
+    /// Configuration shared by its requests.
+    pub config: Arc<ComponentConfig>,
+}
+
+/// Everything a running host needs, built once.
+pub struct App {
+    /// The engine all components run on.
+    pub engine: Engine,
+    /// The HTTP routing table.
+    pub router: Router,
+    /// Components by id.
+    pub components: HashMap<String, LoadedComponent>,
+    /// Key-value stores by label.
+    pub kv: KvStores,
+}
+
+/// Settings for loading an app.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Where the SQLite key-value file and staged file mounts live (Spin's `.spin/`).
+    pub state_dir: PathBuf,
+    /// Key-value store backends from a runtime-config file.
+    pub stores: HashMap<String, StoreConfig>,
+    /// Variable values that take precedence over `SPIN_VARIABLE_*` and defaults.
+    pub variables: HashMap<String, String>,
+}
+
+fn engine() -> anyhow::Result<Engine> {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    let mut pooling = PoolingAllocationConfig::default();
+    pooling.max_memory_size(MAX_INSTANCE_MEMORY);
+    let mut pooled = config.clone();
+    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+    // The pool reserves a lot of address space; where that is refused, allocate on demand.
+    match Engine::new(&pooled) {
+        Ok(engine) => Ok(engine),
+        Err(e) => {
+            tracing::warn!("pooling allocator unavailable ({e}); allocating instances on demand");
+            Ok(Engine::new(&config)?)
+        }
+    }
+}
+
+impl App {
+    /// Loads the app described by `manifest`.
+    pub async fn load(manifest: &AppManifest, options: &LoadOptions) -> anyhow::Result<App> {
+        let engine = engine()?;
+        let mut linker: Linker<State> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        SpinImports::add_to_linker::<State, HasSelf<crate::state::SpinCtx>>(&mut linker, |s| {
+            &mut s.spin
+        })?;
+
+        let app_variables = crate::variables::resolve_app_variables(manifest, &options.variables)?;
+        let router = Router::build(
+            manifest
+                .http_triggers
+                .iter()
+                .map(|t| (t.route.as_str(), t.component.as_str())),
+        )?;
+
+        let mut labels: Vec<String> = manifest
+            .components
+            .values()
+            .flat_map(|c| c.key_value_stores.iter().cloned())
+            .collect();
+        labels.sort();
+        labels.dedup();
+        let kv = KvStores::open(&labels, &options.stores, &options.state_dir).await?;
+
+        let mut components = HashMap::new();
+        for (id, component) in &manifest.components {
+            let source = manifest.resolve(&component.source);
+            let wasm = Component::from_file(&engine, &source)
+                .map_err(anyhow::Error::from)
+                .with_context(|| {
+                format!(
+                    "cannot load component `{id}` from {} (build it first: `spin build`, or run with --build)",
+                    source.display()
+                )
+            })?;
+            let instance_pre = linker
+                .instantiate_pre(&wasm)
+                .map_err(anyhow::Error::from)
+                .with_context(|| {
+                    format!("component `{id}` imports an interface this host does not provide")
+                })?;
+            let pre = ProxyPre::new(instance_pre)
+                .map_err(anyhow::Error::from)
+                .with_context(|| {
+                    format!("component `{id}` does not export wasi:http/incoming-handler@0.2.x")
+                })?;
+            let mounts = mounts(manifest, id, &component.files, &options.state_dir)?;
+            let config = ComponentConfig {
+                id: id.clone(),
+                key_value_stores: component.key_value_stores.clone(),
+                allowed_outbound_hosts: component.allowed_outbound_hosts.clone(),
+                variables: crate::variables::render_component_variables(
+                    id,
+                    &component.variables,
+                    &app_variables,
+                )?,
+                environment: component
+                    .environment
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                mounts,
+            };
+            components.insert(
+                id.clone(),
+                LoadedComponent {
+                    pre,
+                    config: Arc::new(config),
+                },
+            );
+        }
+        Ok(App {
+            engine,
+            router,
+            components,
+            kv,
+        })
+    }
+}
+
+/// Directories are mounted in place, read-only. Globs and single files are copied into a staging
+/// folder mounted at `/`, as Spin does.
+fn mounts(
+    manifest: &AppManifest,
+    component_id: &str,
+    files: &[FileMount],
+    state_dir: &Path,
+) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let mut mounts = Vec::new();
+    let staging = state_dir.join("mounts").join(component_id);
+    let mut staged = false;
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)
+            .with_context(|| format!("cannot clear {}", staging.display()))?;
+    }
+    for mount in files {
+        match mount {
+            FileMount::Placement {
+                source,
+                destination,
+            } => {
+                let source = manifest.resolve(source);
+                let meta = std::fs::metadata(&source).with_context(|| {
+                    format!(
+                        "component `{component_id}`: files source {} is missing",
+                        source.display()
+                    )
+                })?;
+                if meta.is_dir() {
+                    mounts.push((source, destination.clone()));
+                } else {
+                    let target = staging.join(destination.trim_start_matches('/'));
+                    copy_file(&source, &target)?;
+                    staged = true;
+                }
+            }
+            FileMount::Pattern(pattern) => {
+                if Path::new(pattern).is_absolute() || pattern.split('/').any(|s| s == "..") {
+                    bail!(
+                        "component `{component_id}`: files pattern `{pattern}` must stay inside the app folder"
+                    );
+                }
+                let full = manifest.base_dir.join(pattern);
+                let full = full.to_string_lossy();
+                for entry in glob::glob(&full).with_context(|| {
+                    format!("component `{component_id}`: bad files pattern `{pattern}`")
+                })? {
+                    let path = entry?;
+                    if path.is_file() {
+                        let relative = path.strip_prefix(&manifest.base_dir).unwrap_or(&path);
+                        copy_file(&path, &staging.join(relative))?;
+                        staged = true;
+                    }
+                }
+            }
+        }
+    }
+    if staged {
+        mounts.push((staging, "/".to_string()));
+    }
+    Ok(mounts)
+}
+
+fn copy_file(from: &Path, to: &Path) -> anyhow::Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::copy(from, to)
+        .with_context(|| format!("cannot stage {} for mounting", from.display()))?;
+    Ok(())
+}
