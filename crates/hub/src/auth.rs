@@ -1,0 +1,241 @@
+//! Hub authentication: per-machine tokens (DESIGN, "Hub auth").
+//!
+//! In the `production` environment every hub route needs `Authorization: Bearer <token>` (or HTTP
+//! Basic with the token as the password). The variable `hub_tokens` binds each token to one
+//! machine as `machine=sha256hex` pairs, comma-separated, so the configuration holds no secret. A
+//! presented token is hashed and compared with every digest in constant time; the machine it is
+//! bound to may send only as itself and read only its own inbox.
+
+use base64::Engine;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::model::MachineName;
+
+/// The `WWW-Authenticate` value sent with a 401.
+pub const CHALLENGE: &str = "Bearer realm=\"dochub hub\"";
+
+/// Who may do what, decided from the `Authorization` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Not in production: anyone may do anything.
+    Open,
+    /// A valid token of this machine.
+    Machine(MachineName),
+    /// Production, and no valid token: 401.
+    Denied,
+}
+
+impl Access {
+    /// Whether this access may act as `machine` (send from it, read its inbox).
+    pub fn may_act_as(&self, machine: &MachineName) -> bool {
+        match self {
+            Access::Open => true,
+            Access::Machine(m) => m == machine,
+            Access::Denied => false,
+        }
+    }
+}
+
+/// The hub's auth settings, read once per request from the Spin variables `environment` and
+/// `hub_tokens`.
+///
+/// ```
+/// use dochub_hub::auth::{Access, HubAuth, token_digest};
+/// let tokens = format!("laptop={}", token_digest("s3cret"));
+/// let auth = HubAuth::new("production", &tokens);
+/// assert!(matches!(auth.access(Some("Bearer s3cret")), Access::Machine(m) if m.as_str() == "laptop"));
+/// assert_eq!(auth.access(Some("Bearer nope")), Access::Denied);
+/// assert_eq!(HubAuth::new("development", "").access(None), Access::Open);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HubAuth {
+    required: bool,
+    tokens: Vec<(MachineName, [u8; 32])>,
+    invalid_entries: usize,
+}
+
+impl HubAuth {
+    /// Auth is required when `environment` is `production` (case-insensitive, surrounding space
+    /// ignored). Entries of `hub_tokens` that are not `machine=<64 hex digits>` with a valid
+    /// machine name are ignored and counted in [`HubAuth::invalid_entries`]; with no valid entry
+    /// in production, every request is refused.
+    pub fn new(environment: &str, hub_tokens: &str) -> Self {
+        let mut tokens = Vec::new();
+        let mut invalid_entries = 0;
+        for entry in hub_tokens
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+        {
+            let parsed = entry.split_once('=').and_then(|(name, hex)| {
+                let name = MachineName::parse(name.trim(), "machine").ok()?;
+                Some((name, parse_digest(hex.trim())?))
+            });
+            match parsed {
+                Some(pair) => tokens.push(pair),
+                None => invalid_entries += 1,
+            }
+        }
+        Self {
+            required: environment.trim().eq_ignore_ascii_case("production"),
+            tokens,
+            invalid_entries,
+        }
+    }
+
+    /// Whether requests must carry a token.
+    pub fn required(&self) -> bool {
+        self.required
+    }
+
+    /// How many configured entries were malformed (worth a log line).
+    pub fn invalid_entries(&self) -> usize {
+        self.invalid_entries
+    }
+
+    /// What a request with this `Authorization` header value may do.
+    pub fn access(&self, authorization: Option<&str>) -> Access {
+        if !self.required {
+            return Access::Open;
+        }
+        let Some(token) = authorization.and_then(presented_token) else {
+            return Access::Denied;
+        };
+        let presented: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        // Compare with every digest, without stopping early, each in constant time.
+        let mut found = None;
+        for (machine, digest) in &self.tokens {
+            if bool::from(presented.ct_eq(digest)) && found.is_none() {
+                found = Some(machine);
+            }
+        }
+        found.map_or(Access::Denied, |m| Access::Machine(m.clone()))
+    }
+}
+
+/// SHA-256 hex digest of a token: what goes after `machine=` in `hub_tokens`.
+///
+/// ```
+/// assert_eq!(
+///     dochub_hub::auth::token_digest("secret"),
+///     "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"
+/// );
+/// ```
+pub fn token_digest(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn parse_digest(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 || !hex.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+/// The token in `Bearer <token>`, or the password in `Basic base64(user:password)`.
+fn presented_token(header: &str) -> Option<String> {
+    let (scheme, rest) = header.trim().split_once(' ')?;
+    let rest = rest.trim();
+    if scheme.eq_ignore_ascii_case("bearer") {
+        return (!rest.is_empty()).then(|| rest.to_owned());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(rest)
+            .ok()?;
+        let decoded = String::from_utf8(decoded).ok()?;
+        let (_, password) = decoded.split_once(':')?;
+        return (!password.is_empty()).then(|| password.to_owned());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(n: &str) -> MachineName {
+        MachineName::parse(n, "machine").unwrap()
+    }
+
+    fn auth() -> HubAuth {
+        HubAuth::new(
+            " Production ",
+            &format!(
+                "laptop={} , ci-runner = {},broken,all={},x=abc,ci-runner={}",
+                token_digest("t-laptop"),
+                token_digest("t-ci").to_uppercase(),
+                token_digest("t-all"),
+                token_digest("t-ci-2"),
+            ),
+        )
+    }
+
+    #[test]
+    fn tokens_are_bound_to_their_machine() {
+        let a = auth();
+        assert!(a.required());
+        assert_eq!(a.invalid_entries(), 3);
+        assert_eq!(
+            a.access(Some("Bearer t-laptop")),
+            Access::Machine(name("laptop"))
+        );
+        assert_eq!(
+            a.access(Some("bearer  t-ci ")),
+            Access::Machine(name("ci-runner"))
+        );
+        // A machine may hold several tokens.
+        assert_eq!(
+            a.access(Some("Bearer t-ci-2")),
+            Access::Machine(name("ci-runner"))
+        );
+        let basic = base64::engine::general_purpose::STANDARD.encode("whoever:t-laptop");
+        assert_eq!(
+            a.access(Some(&format!("Basic {basic}"))),
+            Access::Machine(name("laptop"))
+        );
+    }
+
+    #[test]
+    fn anything_else_is_denied() {
+        let a = auth();
+        for header in [
+            None,
+            Some(""),
+            Some("Bearer"),
+            Some("Bearer t-all"),
+            Some("Bearer nope"),
+            Some("Token t-laptop"),
+            Some("Basic !!!"),
+        ] {
+            assert_eq!(a.access(header), Access::Denied, "{header:?}");
+        }
+        assert_eq!(
+            HubAuth::new("production", "").access(Some("Bearer x")),
+            Access::Denied
+        );
+    }
+
+    #[test]
+    fn acting_as_another_machine_is_refused() {
+        let laptop = Access::Machine(name("laptop"));
+        assert!(laptop.may_act_as(&name("laptop")));
+        assert!(!laptop.may_act_as(&name("ci-runner")));
+        assert!(Access::Open.may_act_as(&name("ci-runner")));
+        assert!(!Access::Denied.may_act_as(&name("laptop")));
+    }
+
+    #[test]
+    fn other_environments_are_open() {
+        assert_eq!(HubAuth::new("development", "").access(None), Access::Open);
+        assert!(!HubAuth::new("staging", "laptop=00").required());
+    }
+}

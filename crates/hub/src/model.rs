@@ -1,0 +1,249 @@
+//! Machine names, messages and their JSON shapes.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::HubError;
+
+/// The `to` value that broadcasts to every registered machine; no machine may take this name.
+pub const BROADCAST: &str = "all";
+
+/// The longest machine name.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// A valid machine name: `[A-Za-z0-9._-]{1,64}`, never `all`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct MachineName(String);
+
+impl MachineName {
+    /// Checks `name`; `what` names the field in the error (`from`, `to`, `machine`).
+    pub fn parse(name: &str, what: &str) -> Result<Self, HubError> {
+        if name == BROADCAST {
+            return Err(HubError::Invalid(format!(
+                "`{what}` cannot be `all`: the name is reserved for broadcasts"
+            )));
+        }
+        let valid = !name.is_empty()
+            && name.len() <= MAX_NAME_LEN
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+        if !valid {
+            return Err(HubError::Invalid(format!(
+                "`{what}` must be a machine name of 1 to 64 characters from A-Z a-z 0-9 . _ -"
+            )));
+        }
+        Ok(Self(name.to_owned()))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MachineName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where a message goes: one machine, or every registered machine but the sender.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recipient {
+    /// One machine.
+    Machine(MachineName),
+    /// `to: "all"`.
+    All,
+}
+
+impl Recipient {
+    /// Parses a `to` field.
+    pub fn parse(to: &str) -> Result<Self, HubError> {
+        if to == BROADCAST {
+            Ok(Self::All)
+        } else {
+            MachineName::parse(to, "to").map(Self::Machine)
+        }
+    }
+
+    /// The `to` field as sent.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Machine(m) => m.as_str(),
+            Self::All => BROADCAST,
+        }
+    }
+}
+
+/// A send request, validated: the body of `POST /api/send`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendRequest {
+    /// The sending machine.
+    pub from: MachineName,
+    /// The receiving machine, or all of them.
+    pub to: Recipient,
+    /// The text, never empty.
+    pub body: String,
+}
+
+impl SendRequest {
+    /// Parses and validates the JSON body of a send: an object with the strings `from`, `to` and
+    /// a non-empty `body` (other fields are ignored).
+    pub fn from_json(bytes: &[u8]) -> Result<Self, HubError> {
+        #[derive(Deserialize)]
+        struct Raw {
+            from: Option<serde_json::Value>,
+            to: Option<serde_json::Value>,
+            body: Option<serde_json::Value>,
+        }
+        let raw: Raw = serde_json::from_slice(bytes)
+            .map_err(|e| HubError::Invalid(format!("the body is not a JSON object: {e}")))?;
+        let field = |v: Option<serde_json::Value>, name: &str| match v {
+            Some(serde_json::Value::String(s)) if !s.is_empty() => Ok(s),
+            Some(serde_json::Value::String(_)) => {
+                Err(HubError::Invalid(format!("`{name}` must not be empty")))
+            }
+            Some(_) => Err(HubError::Invalid(format!("`{name}` must be a string"))),
+            None => Err(HubError::Invalid(format!("`{name}` is required"))),
+        };
+        let from = field(raw.from, "from")?;
+        let to = field(raw.to, "to")?;
+        let body = field(raw.body, "body")?;
+        Ok(Self {
+            from: MachineName::parse(&from, "from")?,
+            to: Recipient::parse(&to)?,
+            body,
+        })
+    }
+}
+
+/// A message as `POST /api/send` returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Unique across the hub, increasing in send order; the copies of a broadcast share it.
+    pub id: u64,
+    /// The sender.
+    pub from: String,
+    /// The recipient as sent (`all` for a broadcast).
+    pub to: String,
+    /// The text.
+    pub body: String,
+    /// When the hub accepted it, ISO 8601 UTC with milliseconds.
+    pub timestamp: String,
+}
+
+/// A message as the inbox returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxMessage {
+    /// The message.
+    #[serde(flatten)]
+    pub message: Message,
+    /// Whether the message is now marked read: `true` when this very request acknowledged it.
+    pub read: bool,
+}
+
+/// The body of `GET /api/inbox/<machine>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inbox {
+    /// The machine whose inbox this is.
+    pub machine: String,
+    /// The unread messages returned, oldest first.
+    pub messages: Vec<InboxMessage>,
+}
+
+/// One entry of `GET /machines`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MachineEntry {
+    /// The machine name.
+    pub name: String,
+    /// When it last sent or read its inbox, ISO 8601 UTC with milliseconds.
+    pub last_seen: String,
+}
+
+/// Milliseconds since the Unix epoch as ISO 8601 UTC with milliseconds (`2026-01-02T03:04:05.678Z`).
+pub fn iso_millis(ms: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_names_follow_the_pattern() {
+        for ok in [
+            "a",
+            "ci-runner",
+            "laptop.home",
+            "A_1",
+            &"x".repeat(64),
+            "ALL",
+        ] {
+            assert!(MachineName::parse(ok, "from").is_ok(), "{ok}");
+        }
+        for bad in ["", "a b", "a/b", "é", "all", &"x".repeat(65), "a\n"] {
+            assert!(MachineName::parse(bad, "from").is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn all_is_reserved_and_said_so() {
+        let err = MachineName::parse("all", "from").unwrap_err();
+        assert!(err.to_string().contains("reserved"), "{err}");
+        assert_eq!(Recipient::parse("all").unwrap(), Recipient::All);
+    }
+
+    #[test]
+    fn send_requests_are_validated_field_by_field() {
+        let ok = SendRequest::from_json(br#"{"from":"a","to":"b","body":"hi","x":1}"#).unwrap();
+        assert_eq!(ok.from.as_str(), "a");
+        assert_eq!(ok.to.as_str(), "b");
+        assert_eq!(ok.body, "hi");
+        let err = |json: &str| {
+            SendRequest::from_json(json.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err("{").contains("not a JSON object"));
+        assert!(err("[1]").contains("not a JSON object"));
+        assert!(err(r#"{"to":"b","body":"x"}"#).contains("`from` is required"));
+        assert!(err(r#"{"from":"a","body":"x"}"#).contains("`to` is required"));
+        assert!(err(r#"{"from":"a","to":"b"}"#).contains("`body` is required"));
+        assert!(err(r#"{"from":"a","to":"b","body":""}"#).contains("`body` must not be empty"));
+        assert!(err(r#"{"from":"","to":"b","body":"x"}"#).contains("`from` must not be empty"));
+        assert!(err(r#"{"from":1,"to":"b","body":"x"}"#).contains("`from` must be a string"));
+        assert!(err(r#"{"from":"all","to":"b","body":"x"}"#).contains("reserved"));
+        assert!(err(r#"{"from":"a b","to":"b","body":"x"}"#).contains("`from` must be"));
+        assert!(err(r#"{"from":"a","to":"b/c","body":"x"}"#).contains("`to` must be"));
+    }
+
+    #[test]
+    fn timestamps_are_iso_utc_with_milliseconds() {
+        assert_eq!(iso_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_millis(1_767_323_045_678), "2026-01-02T03:04:05.678Z");
+    }
+
+    #[test]
+    fn inbox_messages_serialize_flat() {
+        let m = InboxMessage {
+            message: Message {
+                id: 7,
+                from: "a".into(),
+                to: "b".into(),
+                body: "hi".into(),
+                timestamp: iso_millis(0),
+            },
+            read: true,
+        };
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            serde_json::json!({"id": 7, "from": "a", "to": "b", "body": "hi",
+                "timestamp": "1970-01-01T00:00:00.000Z", "read": true})
+        );
+    }
+}
