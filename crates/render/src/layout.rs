@@ -1,6 +1,7 @@
 //! The docs site layout: header bar, sidebar, breadcrumbs, summary, content and "On this page".
 
 use askama::Template;
+use dochub_content::encode_segment;
 
 use crate::highlight::{Segment, highlight};
 use crate::markdown::{Rendered, TocEntry};
@@ -94,22 +95,45 @@ pub struct SearchHit {
     pub excerpt: String,
 }
 
-/// URL of a project's card list.
+/// URL of a project's card list (ids are percent-encoded).
 pub fn project_href(project: &str) -> String {
-    format!("/docs/{project}/")
+    format!("/docs/{}/", encode_segment(project))
 }
 
-/// URL of a subproject's landing page.
+/// URL of a subproject's landing page (ids are percent-encoded).
 pub fn subproject_href(project: &str, subproject: &str) -> String {
-    format!("/docs/{project}/{subproject}/")
+    format!(
+        "/docs/{}/{}/",
+        encode_segment(project),
+        encode_segment(subproject)
+    )
 }
 
-/// URL of a page; `index` is the subproject's landing page.
+/// URL of a page (ids are percent-encoded); `index` is the subproject's landing page.
+///
+/// ```
+/// assert_eq!(dochub_render::page_href("p", "s", "index"), "/docs/p/s/");
+/// assert_eq!(dochub_render::page_href("p", "s", "a b#c"), "/docs/p/s/a%20b%23c");
+/// ```
 pub fn page_href(project: &str, subproject: &str, page: &str) -> String {
     if page == "index" {
         subproject_href(project, subproject)
     } else {
-        format!("/docs/{project}/{subproject}/{page}")
+        format!(
+            "/docs/{}/{}/{}",
+            encode_segment(project),
+            encode_segment(subproject),
+            encode_segment(page)
+        )
+    }
+}
+
+/// URL of a search hit's page, from its `<project>/<subproject>/<page>` path.
+fn hit_href(path: &str) -> String {
+    let mut parts = path.splitn(3, '/');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(p), Some(s), Some(page)) => page_href(p, s, page),
+        _ => "/docs/".to_owned(),
     }
 }
 
@@ -370,7 +394,7 @@ pub fn search_page(
     let hits = hits
         .iter()
         .map(|hit| HitView {
-            href: format!("/docs/{}", hit.path),
+            href: hit_href(&hit.path),
             title: hit.title.clone(),
             path: hit.path.clone(),
             excerpt: highlight(&hit.excerpt, query),

@@ -1,7 +1,8 @@
 //! Rendering for dochub's Tier 2 docs site: markdown to HTML with stable heading ids and an
 //! h2/h3 outline, links between pages rewritten to `/docs/...` URLs, and the page layout
 //! (header bar, sidebar, breadcrumbs, "On this page") as compiled `askama` templates with
-//! embedded CSS. Nothing here reads files or knows about Spin: callers pass text and get HTML.
+//! embedded CSS; and [`site`], every `/docs` route as a function from a request to a response
+//! over the content tree of `dochub_content`. Nothing here knows about Spin.
 //!
 //! ```
 //! use dochub_render::{Location, Nav, Named, NavProject, NavSubproject, document_page, render_markdown};
@@ -34,6 +35,7 @@ mod highlight;
 mod layout;
 mod links;
 mod markdown;
+pub mod site;
 mod slug;
 
 pub use highlight::{Segment, highlight};
@@ -41,5 +43,5 @@ pub use layout::{
     Card, LayoutError, Location, Named, Nav, NavProject, NavSubproject, SearchHit, card_page,
     document_page, not_found_page, page_href, project_href, search_page, subproject_href,
 };
-pub use markdown::{Rendered, TocEntry, options, render_markdown, strip_frontmatter};
+pub use markdown::{Rendered, TocEntry, options, render_body, render_markdown, strip_frontmatter};
 pub use slug::{FALLBACK_ID, slugify};

@@ -1,6 +1,8 @@
 //! Link destinations: relative links between markdown files become `/docs/...` URLs, and
 //! script-bearing URL schemes are neutralised.
 
+use dochub_content::encode_segment;
+
 /// Schemes that run code in the reader's browser when a link is followed.
 const UNSAFE_SCHEMES: [&str; 3] = ["javascript", "vbscript", "data"];
 
@@ -60,7 +62,8 @@ pub(crate) fn rewrite(dest: &str, base: &[&str]) -> Rewrite {
     let Some(stem) = path.strip_suffix(".md") else {
         return Rewrite::Keep;
     };
-    let mut segments: Vec<&str> = base.to_vec();
+    // The link is already in URL form; the directory names are not, so they are encoded.
+    let mut segments: Vec<String> = base.iter().map(|s| encode_segment(s)).collect();
     for part in stem.split('/') {
         match part {
             "" | "." => {}
@@ -69,9 +72,10 @@ pub(crate) fn rewrite(dest: &str, base: &[&str]) -> Rewrite {
                     return Rewrite::Keep;
                 }
             }
-            other => segments.push(other),
+            other => segments.push(other.to_owned()),
         }
     }
+    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     match segments.as_slice() {
         [project, subproject, "index"] => {
             Rewrite::To(format!("/docs/{project}/{subproject}/{fragment}"))
@@ -132,6 +136,14 @@ mod tests {
             to("/docs/dochub/docs/intro")
         );
         assert_eq!(rewrite("other.md", &master), Rewrite::Keep);
+    }
+
+    #[test]
+    fn directory_names_are_encoded() {
+        assert_eq!(
+            rewrite("x%20y.md", &["my proj", "s"]),
+            to("/docs/my%20proj/s/x%20y")
+        );
     }
 
     #[test]

@@ -84,7 +84,12 @@ pub fn strip_frontmatter(source: &str) -> &str {
 /// assert_eq!(page.h1.as_deref(), Some("Title"));
 /// ```
 pub fn render_markdown(source: &str, base: &[&str]) -> Rendered {
-    let body = strip_frontmatter(source);
+    render_body(strip_frontmatter(source), base)
+}
+
+/// Renders markdown that has no frontmatter (e.g. the body the content tree already split
+/// off), exactly as [`render_markdown`] renders a page's body.
+pub fn render_body(body: &str, base: &[&str]) -> Rendered {
     let events = escape_raw_html(Parser::new_ext(body, options()), base);
 
     let mut ids = IdAllocator::default();

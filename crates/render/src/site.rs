@@ -1,0 +1,622 @@
+//! The docs site (`/docs/...`) as a plain function from a request to a response, so the Spin
+//! component stays a page of glue and every route is tested natively.
+//!
+//! | Path below `/docs` | Answer |
+//! |---|---|
+//! | `` (i.e. `/docs`) | 301 to `/docs/` |
+//! | `/` | `_master/index.md` as a document, else a card list of projects |
+//! | `/search?q=` | results in the layout; empty `q` is a 302 to `/docs/` |
+//! | `/<p>` | 301 to `/docs/<p>/` when the project exists |
+//! | `/<p>/` | card list of subprojects; 404 when there are none |
+//! | `/<p>/<s>` | 301 to `/docs/<p>/<s>/` when the subproject exists |
+//! | `/<p>/<s>/` | its `index.md` as a document, else a card list of pages; 404 when none |
+//! | `/<p>/<s>/<page>` | the page (`?format=raw`: the markdown as `text/markdown`) |
+//! | `/<p>/<s>/<page>/`, `/<p>/<s>/<page>.md` | 301 to `/docs/<p>/<s>/<page>` when it exists |
+//!
+//! Anything else, and any segment that is not a valid id (`..`, `.hidden`, `_master`,
+//! encoded slashes), is a 404 page in the layout. Methods other than GET and HEAD get a 405
+//! with `Allow`. In production every route needs a token (DESIGN, "Auth"): `/docs` serves the
+//! same text as `/api/raw`.
+//!
+//! ```
+//! use dochub_content::auth::AuthConfig;
+//! use dochub_render::site::{SiteConfig, SiteRequest, handle};
+//! let config = SiteConfig { content_dir: "/no/such/dir".into(), auth: AuthConfig::new("development", "") };
+//! let req = SiteRequest { method: "GET", path: "", query: "", authorization: None };
+//! let res = handle(&config, &req);
+//! assert_eq!((res.status, res.header("location")), (301, Some("/docs/")));
+//! ```
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use dochub_content::auth::{AuthConfig, BASIC_CHALLENGE};
+use dochub_content::{ContentError, ContentRoot, MIN_QUERY_CHARS, Page, encode_segment};
+use percent_encoding::percent_decode_str;
+
+use crate::layout::{
+    Card, LayoutError, Location, Named, Nav, NavProject, NavSubproject, SearchHit, card_page,
+    document_page, not_found_page, page_href, project_href, search_page, subproject_href,
+};
+use crate::markdown::render_body;
+
+/// Methods the docs routes answer.
+pub const ALLOW: &str = "GET, HEAD";
+/// Content type of rendered pages.
+pub const HTML: &str = "text/html; charset=utf-8";
+/// Content type of `?format=raw`.
+pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
+/// Content type of the few plain-text answers (401, 405, 500).
+pub const TEXT: &str = "text/plain; charset=utf-8";
+/// The pages run no script and load nothing from elsewhere but images; the policy says so,
+/// as a second line of defence behind the escaping of raw HTML.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
+     img-src * data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// Configuration, read once at the component's entry.
+#[derive(Debug, Clone)]
+pub struct SiteConfig {
+    /// The content root (`CONTENT_DIR`).
+    pub content_dir: PathBuf,
+    /// Who may read the docs.
+    pub auth: AuthConfig,
+}
+
+/// The parts of a request the site looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct SiteRequest<'a> {
+    /// HTTP method, e.g. `GET`.
+    pub method: &'a str,
+    /// Path below `/docs`, still percent-encoded: `""` for `/docs`, `/` for `/docs/`.
+    pub path: &'a str,
+    /// Query string without `?`, still encoded.
+    pub query: &'a str,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<&'a str>,
+}
+
+/// A response to write back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteResponse {
+    /// HTTP status code.
+    pub status: u16,
+    /// Headers, `Content-Type` included.
+    pub headers: Vec<(&'static str, String)>,
+    /// Body (empty for `HEAD` and redirects).
+    pub body: Vec<u8>,
+}
+
+impl SiteResponse {
+    fn new(status: u16, content_type: &str, body: Vec<u8>) -> SiteResponse {
+        SiteResponse {
+            status,
+            headers: vec![("content-type", content_type.to_owned())],
+            body,
+        }
+    }
+
+    fn html(status: u16, html: String) -> SiteResponse {
+        SiteResponse::new(status, HTML, html.into_bytes())
+            .with_header("content-security-policy", CONTENT_SECURITY_POLICY)
+    }
+
+    fn text(status: u16, text: &str) -> SiteResponse {
+        SiteResponse::new(status, TEXT, format!("{text}\n").into_bytes())
+    }
+
+    fn redirect(status: u16, location: String) -> SiteResponse {
+        SiteResponse {
+            status,
+            headers: vec![("location", location)],
+            body: Vec::new(),
+        }
+    }
+
+    fn with_header(mut self, name: &'static str, value: &str) -> SiteResponse {
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+
+    /// The value of a header (first match, case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A resolved docs route, segments decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `/docs` without the slash.
+    Bare,
+    /// `/docs/`
+    Home,
+    /// `/docs/search`
+    Search,
+    /// `/docs/<p>` (`slash: false`) or `/docs/<p>/`.
+    Project {
+        /// Project id.
+        project: String,
+        /// Whether the path ended in `/`.
+        slash: bool,
+    },
+    /// `/docs/<p>/<s>` (`slash: false`) or `/docs/<p>/<s>/`.
+    Subproject {
+        /// Project id.
+        project: String,
+        /// Subproject id.
+        subproject: String,
+        /// Whether the path ended in `/`.
+        slash: bool,
+    },
+    /// `/docs/<p>/<s>/<page>`, or with a trailing `/` (`slash: true`).
+    Page {
+        /// Project id.
+        project: String,
+        /// Subproject id.
+        subproject: String,
+        /// Page id (as requested; may end in `.md`).
+        page: String,
+        /// Whether the path ended in `/`.
+        slash: bool,
+    },
+    /// Anything else.
+    NotFound,
+}
+
+/// Resolves a path below `/docs` (percent-encoded, as received). Each segment is decoded on
+/// its own, so an encoded `/` stays inside its segment and is then refused as an id.
+///
+/// ```
+/// use dochub_render::site::{route, Route};
+/// assert_eq!(route("/"), Route::Home);
+/// assert_eq!(route("/dochub"), Route::Project { project: "dochub".into(), slash: false });
+/// assert_eq!(route("/a/b/%2e%2e"), Route::NotFound);
+/// ```
+pub fn route(path: &str) -> Route {
+    if path.is_empty() {
+        return Route::Bare;
+    }
+    let Some(rest) = path.strip_prefix('/') else {
+        return Route::NotFound;
+    };
+    if rest.is_empty() {
+        return Route::Home;
+    }
+    if rest == "search" {
+        return Route::Search;
+    }
+    let (rest, slash) = match rest.strip_suffix('/') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let mut segments = Vec::new();
+    for raw in rest.split('/') {
+        match percent_decode_str(raw).decode_utf8() {
+            Ok(s) if dochub_content::is_valid_id(&s) => segments.push(s.into_owned()),
+            _ => return Route::NotFound,
+        }
+    }
+    let mut segments = segments.into_iter();
+    match (
+        segments.next(),
+        segments.next(),
+        segments.next(),
+        segments.next(),
+    ) {
+        (Some(project), None, None, None) => Route::Project { project, slash },
+        (Some(project), Some(subproject), None, None) => Route::Subproject {
+            project,
+            subproject,
+            slash,
+        },
+        (Some(project), Some(subproject), Some(page), None) => Route::Page {
+            project,
+            subproject,
+            page,
+            slash,
+        },
+        _ => Route::NotFound,
+    }
+}
+
+/// The first value of a query parameter, `+` read as a space, decoded lossily.
+pub fn query_param<'a>(query: &'a str, name: &str) -> Option<Cow<'a, str>> {
+    query.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = key.replace('+', " ");
+        if percent_decode_str(&key).decode_utf8_lossy() != name {
+            return None;
+        }
+        Some(if value.contains('+') {
+            Cow::Owned(
+                percent_decode_str(&value.replace('+', " "))
+                    .decode_utf8_lossy()
+                    .into_owned(),
+            )
+        } else {
+            percent_decode_str(value).decode_utf8_lossy()
+        })
+    })
+}
+
+/// Answers a request.
+pub fn handle(config: &SiteConfig, req: &SiteRequest<'_>) -> SiteResponse {
+    let head = req.method.eq_ignore_ascii_case("HEAD");
+    if !config.auth.allows(req.authorization) {
+        let res = SiteResponse::text(
+            401,
+            "Authentication required: send Authorization: Bearer <token>, or sign in with the token as the password.",
+        );
+        return strip(res.with_header("www-authenticate", BASIC_CHALLENGE), head);
+    }
+    if !(req.method == "GET" || head) {
+        let res = SiteResponse::text(405, "Method not allowed; use GET.");
+        return strip(res.with_header("allow", ALLOW), head);
+    }
+    let res = match respond(config, req) {
+        Ok(res) => res,
+        Err(e) => SiteResponse::text(500, &e.to_string()),
+    };
+    strip(res, head)
+}
+
+fn strip(mut res: SiteResponse, head: bool) -> SiteResponse {
+    if head {
+        res.body.clear();
+    }
+    res
+}
+
+/// Why a page could not be served at all.
+#[derive(Debug, thiserror::Error)]
+enum SiteError {
+    #[error(transparent)]
+    Content(#[from] ContentError),
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+}
+
+/// `location` with the request's query string kept.
+fn with_query(location: String, query: &str) -> String {
+    if query.is_empty() {
+        location
+    } else {
+        format!("{location}?{query}")
+    }
+}
+
+fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, SiteError> {
+    let route = route(req.path);
+    if route == Route::Bare {
+        return Ok(SiteResponse::redirect(
+            301,
+            with_query("/docs/".into(), req.query),
+        ));
+    }
+    let root = ContentRoot::open(&config.content_dir)?;
+    let site = Site { root: &root };
+    match route {
+        Route::Home => site.home(),
+        Route::Search => {
+            let q = query_param(req.query, "q").unwrap_or_default();
+            if q.trim().is_empty() {
+                return Ok(SiteResponse::redirect(302, "/docs/".into()));
+            }
+            site.search(&q)
+        }
+        Route::Project { project, slash } => {
+            if !slash {
+                return Ok(match root.project(&project)? {
+                    Some(_) => {
+                        SiteResponse::redirect(301, with_query(project_href(&project), req.query))
+                    }
+                    None => site.not_found(&format!("There is no project “{project}”."))?,
+                });
+            }
+            site.project(&project)
+        }
+        Route::Subproject {
+            project,
+            subproject,
+            slash,
+        } => {
+            if !slash {
+                return Ok(match root.subproject(&project, &subproject)? {
+                    Some(_) => SiteResponse::redirect(
+                        301,
+                        with_query(subproject_href(&project, &subproject), req.query),
+                    ),
+                    None => site.not_found(&format!(
+                        "There is no subproject “{subproject}” in “{project}”."
+                    ))?,
+                });
+            }
+            site.subproject(&project, &subproject)
+        }
+        Route::Page {
+            project,
+            subproject,
+            page,
+            slash,
+        } => {
+            let stem = page.strip_suffix(".md").filter(|s| !s.is_empty());
+            if slash || stem.is_some() {
+                // `/p/s/page/` and `/p/s/page.md` name the page `page` when it exists.
+                let id = stem.unwrap_or(&page);
+                if root.raw(&project, &subproject, id)?.is_some() {
+                    let href = format!(
+                        "/docs/{}/{}/{}",
+                        encode_segment(&project),
+                        encode_segment(&subproject),
+                        encode_segment(id)
+                    );
+                    return Ok(SiteResponse::redirect(301, with_query(href, req.query)));
+                }
+                if slash {
+                    return site.missing_page(&project, &subproject, &page);
+                }
+            }
+            let raw = query_param(req.query, "format").as_deref() == Some("raw");
+            site.page(&project, &subproject, &page, raw)
+        }
+        Route::Bare | Route::NotFound => site.not_found("There is no page at this address."),
+    }
+}
+
+/// One request's view of the content tree.
+struct Site<'a> {
+    root: &'a ContentRoot,
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+impl Site<'_> {
+    /// Every project and its subprojects; the pages of `open` (project, subproject) too.
+    fn nav(&self, open: Option<(&str, &str, &[Page])>) -> Result<Nav, ContentError> {
+        let mut projects = Vec::new();
+        for p in self.root.projects()? {
+            let subprojects = self
+                .root
+                .subprojects(&p.id)?
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| {
+                    let pages = match open {
+                        Some((op, os, pages)) if op == p.id && os == s.id => sidebar_pages(pages),
+                        _ => Vec::new(),
+                    };
+                    NavSubproject {
+                        subproject: Named::new(s.id, s.name),
+                        pages,
+                    }
+                })
+                .collect();
+            projects.push(NavProject {
+                project: Named::new(p.id, p.name),
+                subprojects,
+            });
+        }
+        Ok(Nav { projects })
+    }
+
+    fn not_found(&self, message: &str) -> Result<SiteResponse, SiteError> {
+        // A 404 keeps the sidebar when the tree can be read; it is still a 404 when not.
+        let nav = self.nav(None).unwrap_or_default();
+        Ok(SiteResponse::html(404, not_found_page(&nav, message)?))
+    }
+
+    fn missing_page(
+        &self,
+        project: &str,
+        subproject: &str,
+        page: &str,
+    ) -> Result<SiteResponse, SiteError> {
+        self.not_found(&format!(
+            "There is no page “{page}” in “{project}/{subproject}”."
+        ))
+    }
+
+    fn home(&self) -> Result<SiteResponse, SiteError> {
+        let nav = self.nav(None)?;
+        if let Some(page) = self.root.master_index()? {
+            let rendered = render_body(page.body(), &["_master"]);
+            let html = document_page(
+                &nav,
+                &Location::default(),
+                page.title(),
+                page.summary(),
+                &rendered,
+            )?;
+            return Ok(SiteResponse::html(200, html));
+        }
+        let cards: Vec<Card> = self
+            .root
+            .projects()?
+            .into_iter()
+            .map(|p| Card {
+                href: project_href(&p.id),
+                meta: format!(
+                    "{} · {}",
+                    plural(p.subproject_count, "subproject", "subprojects"),
+                    plural(p.doc_count, "page", "pages")
+                ),
+                title: p.name,
+                description: p.description,
+            })
+            .collect();
+        let html = card_page(
+            &nav,
+            &Location::default(),
+            "Projects",
+            "",
+            &cards,
+            "There are no projects yet.",
+        )?;
+        Ok(SiteResponse::html(200, html))
+    }
+
+    fn project(&self, id: &str) -> Result<SiteResponse, SiteError> {
+        let (Some(project), Some(subprojects)) =
+            (self.root.project(id)?, self.root.subprojects(id)?)
+        else {
+            return self.not_found(&format!("There is no project “{id}”."));
+        };
+        if subprojects.is_empty() {
+            return self.not_found(&format!(
+                "The project “{}” has no subprojects.",
+                project.name
+            ));
+        }
+        let cards: Vec<Card> = subprojects
+            .into_iter()
+            .map(|s| Card {
+                href: subproject_href(id, &s.id),
+                meta: plural(s.doc_count, "page", "pages"),
+                title: s.name,
+                description: s.description,
+            })
+            .collect();
+        let nav = self.nav(None)?;
+        let here = Location {
+            project: Some(Named::new(id, project.name.clone())),
+            ..Location::default()
+        };
+        let html = card_page(&nav, &here, &project.name, &project.description, &cards, "")?;
+        Ok(SiteResponse::html(200, html))
+    }
+
+    /// The project and subproject of a location, or `None` when either is missing.
+    fn place(
+        &self,
+        project: &str,
+        subproject: &str,
+    ) -> Result<Option<(Named, Named, String)>, ContentError> {
+        let (Some(p), Some(s)) = (
+            self.root.project(project)?,
+            self.root.subproject(project, subproject)?,
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some((
+            Named::new(p.id, p.name),
+            Named::new(s.id, s.name),
+            s.description,
+        )))
+    }
+
+    fn subproject(&self, project: &str, subproject: &str) -> Result<SiteResponse, SiteError> {
+        let Some((p, s, description)) = self.place(project, subproject)? else {
+            return self.not_found(&format!(
+                "There is no subproject “{subproject}” in “{project}”."
+            ));
+        };
+        let pages = self.root.pages(project, subproject)?;
+        if pages.is_empty() {
+            return self.not_found(&format!("“{}” has no pages yet.", s.name));
+        }
+        let nav = self.nav(Some((project, subproject, &pages)))?;
+        if let Some(index) = pages.iter().find(|page| page.id == "index") {
+            let here = Location {
+                project: Some(p),
+                subproject: Some(s),
+                page: Some(Named::new("index", index.title())),
+            };
+            let rendered = render_body(index.body(), &[project, subproject]);
+            let html = document_page(&nav, &here, index.title(), index.summary(), &rendered)?;
+            return Ok(SiteResponse::html(200, html));
+        }
+        let cards: Vec<Card> = pages
+            .iter()
+            .map(|page| Card {
+                href: page_href(project, subproject, &page.id),
+                title: page.title().to_owned(),
+                description: page.summary().to_owned(),
+                meta: String::new(),
+            })
+            .collect();
+        let title = s.name.clone();
+        let here = Location {
+            project: Some(p),
+            subproject: Some(s),
+            page: None,
+        };
+        let html = card_page(&nav, &here, &title, &description, &cards, "")?;
+        Ok(SiteResponse::html(200, html))
+    }
+
+    fn page(
+        &self,
+        project: &str,
+        subproject: &str,
+        id: &str,
+        raw: bool,
+    ) -> Result<SiteResponse, SiteError> {
+        if raw {
+            return match self.root.raw(project, subproject, id)? {
+                Some(bytes) => Ok(SiteResponse::new(200, MARKDOWN, bytes)),
+                None => self.missing_page(project, subproject, id),
+            };
+        }
+        let (Some(page), Some((p, s, _))) = (
+            self.root.page(project, subproject, id)?,
+            self.place(project, subproject)?,
+        ) else {
+            return self.missing_page(project, subproject, id);
+        };
+        let pages = self.root.pages(project, subproject)?;
+        let nav = self.nav(Some((project, subproject, &pages)))?;
+        let here = Location {
+            project: Some(p),
+            subproject: Some(s),
+            page: Some(Named::new(id, page.title())),
+        };
+        let rendered = render_body(page.body(), &[project, subproject]);
+        let html = document_page(&nav, &here, page.title(), page.summary(), &rendered)?;
+        Ok(SiteResponse::html(200, html))
+    }
+
+    fn search(&self, query: &str) -> Result<SiteResponse, SiteError> {
+        let nav = self.nav(None)?;
+        let html = match self.root.search(query) {
+            Ok(results) => {
+                let hits: Vec<SearchHit> = results
+                    .results
+                    .into_iter()
+                    .map(|hit| SearchHit {
+                        path: hit.path,
+                        title: hit.title,
+                        excerpt: hit.excerpt,
+                    })
+                    .collect();
+                search_page(&nav, query.trim(), &hits, "")?
+            }
+            Err(ContentError::QueryTooShort) => search_page(
+                &nav,
+                query.trim(),
+                &[],
+                &format!("Type at least {MIN_QUERY_CHARS} characters to search."),
+            )?,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(SiteResponse::html(200, html))
+    }
+}
+
+/// A subproject's pages for the sidebar: the landing page (`index`) first, then by id.
+fn sidebar_pages(pages: &[Page]) -> Vec<Named> {
+    let mut out: Vec<Named> = pages
+        .iter()
+        .map(|page| Named::new(page.id.clone(), page.title()))
+        .collect();
+    out.sort_by_key(|page| page.id != "index");
+    out
+}

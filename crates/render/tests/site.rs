@@ -1,0 +1,387 @@
+//! Every `/docs` route, natively, over small content trees built in a temporary directory.
+
+use std::fs;
+use std::path::Path;
+
+use dochub_content::auth::{AuthConfig, token_digest};
+use dochub_render::site::{SiteConfig, SiteRequest, SiteResponse, handle};
+use tempfile::TempDir;
+
+fn tree(files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
+        fs::write(path, text).expect("write");
+    }
+    dir
+}
+
+fn standard() -> TempDir {
+    tree(&[
+        (
+            "alpha/_project.yaml",
+            "name: Alpha Project\ndescription: The first one\n",
+        ),
+        (
+            "alpha/guide/_subproject.yaml",
+            "name: User Guide\ndescription: For users\n",
+        ),
+        (
+            "alpha/guide/install.md",
+            "---\ntitle: Installing\nsummary: Get it running\n---\n# Installing\n\n## Download\n\nSee [the API](../reference/api.md#calls).\n\n### Checksums\n\n## Run\n",
+        ),
+        ("alpha/guide/zeta.md", "# Zeta page\n\nLast.\n"),
+        ("alpha/reference/api.md", "# API\n\n## Calls {#calls}\n"),
+        ("alpha/empty/_subproject.yaml", "name: Empty\n"),
+        ("beta/_project.yaml", "name: Beta\n"),
+        ("reports/2026-01-01.json", "{}"),
+    ])
+}
+
+fn config(dir: &Path) -> SiteConfig {
+    SiteConfig {
+        content_dir: dir.to_path_buf(),
+        auth: AuthConfig::new("development", ""),
+    }
+}
+
+fn get(dir: &Path, path_and_query: &str) -> SiteResponse {
+    request(&config(dir), "GET", path_and_query, None)
+}
+
+fn request(
+    config: &SiteConfig,
+    method: &str,
+    path_and_query: &str,
+    authorization: Option<&str>,
+) -> SiteResponse {
+    let (path, query) = path_and_query
+        .split_once('?')
+        .unwrap_or((path_and_query, ""));
+    handle(
+        config,
+        &SiteRequest {
+            method,
+            path,
+            query,
+            authorization,
+        },
+    )
+}
+
+fn body(res: &SiteResponse) -> String {
+    String::from_utf8(res.body.clone()).expect("utf-8 body")
+}
+
+#[track_caller]
+fn assert_redirect(res: &SiteResponse, status: u16, location: &str) {
+    assert_eq!(res.status, status, "{}", body(res));
+    assert_eq!(res.header("location"), Some(location));
+}
+
+#[test]
+fn home_lists_projects_without_a_master_page() {
+    let dir = standard();
+    let res = get(dir.path(), "/");
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"));
+    assert!(res.header("content-security-policy").is_some());
+    let html = body(&res);
+    assert!(html.contains(r#"<li class="card"><a href="/docs/alpha/"><span class="card-title">Alpha Project</span>"#), "{html}");
+    assert!(html.contains("3 subprojects · 3 pages"));
+    assert!(html.contains(r#"href="/docs/beta/""#));
+    assert!(!html.contains("/docs/reports/"), "reports is not a project");
+}
+
+#[test]
+fn home_renders_the_master_page() {
+    let dir = standard();
+    fs::create_dir_all(dir.path().join("_master")).expect("mkdir");
+    fs::write(
+        dir.path().join("_master/index.md"),
+        "---\nsummary: Everything in one place\n---\n# Welcome\n\n## Start\n\nRead [the install guide](../alpha/guide/install.md).\n",
+    )
+    .expect("write");
+    let html = body(&get(dir.path(), "/"));
+    assert!(html.contains("<title>Welcome · dochub</title>"));
+    assert!(html.contains(r#"<p class="summary">Everything in one place</p>"#));
+    assert!(html.contains(r##"<a href="#start">Start</a>"##), "TOC");
+    assert!(
+        html.contains(r#"href="/docs/alpha/guide/install""#),
+        "link rewritten"
+    );
+}
+
+#[test]
+fn slashless_paths_redirect() {
+    let dir = standard();
+    assert_redirect(&get(dir.path(), ""), 301, "/docs/");
+    assert_redirect(&get(dir.path(), "/alpha"), 301, "/docs/alpha/");
+    assert_redirect(
+        &get(dir.path(), "/alpha/guide?x=1"),
+        301,
+        "/docs/alpha/guide/?x=1",
+    );
+    assert_redirect(
+        &get(dir.path(), "/alpha/guide/install/"),
+        301,
+        "/docs/alpha/guide/install",
+    );
+    assert_redirect(
+        &get(dir.path(), "/alpha/guide/install.md"),
+        301,
+        "/docs/alpha/guide/install",
+    );
+    // Only to something that exists.
+    assert_eq!(get(dir.path(), "/nope").status, 404);
+    assert_eq!(get(dir.path(), "/alpha/nope").status, 404);
+    assert_eq!(get(dir.path(), "/alpha/guide/nope/").status, 404);
+}
+
+#[test]
+fn project_page() {
+    let dir = standard();
+    let res = get(dir.path(), "/alpha/");
+    assert_eq!(res.status, 200);
+    let html = body(&res);
+    assert!(html.contains("<h1>Alpha Project</h1>"));
+    assert!(html.contains(r#"<p class="summary">The first one</p>"#));
+    assert!(html.contains(r#"<span class="card-title">User Guide</span><span class="card-description">For users</span><span class="card-meta">2 pages</span>"#), "{html}");
+    assert!(html.contains(r#"<span class="card-meta">0 pages</span>"#));
+    // No subprojects, or no project: 404 in the layout.
+    for path in ["/beta/", "/nope/", "/reports/"] {
+        let res = get(dir.path(), path);
+        assert_eq!(res.status, 404, "{path}");
+        assert!(body(&res).contains("<h1>Page not found</h1>"), "{path}");
+    }
+}
+
+#[test]
+fn subproject_without_index_lists_its_pages() {
+    let dir = standard();
+    let res = get(dir.path(), "/alpha/guide/");
+    assert_eq!(res.status, 200);
+    let html = body(&res);
+    assert!(html.contains("<h1>User Guide</h1>"));
+    assert!(html.contains(r#"<a href="/docs/alpha/guide/install"><span class="card-title">Installing</span><span class="card-description">Get it running</span>"#), "{html}");
+    assert!(html.contains(r#"<span class="card-title">Zeta page</span>"#));
+    // The subproject link is the active one.
+    assert!(html.contains(r#"<a class="subproject current active" href="/docs/alpha/guide/" aria-current="page">User Guide</a>"#), "{html}");
+    assert_eq!(get(dir.path(), "/alpha/empty/").status, 404);
+}
+
+#[test]
+fn subproject_with_index_renders_it() {
+    let dir = standard();
+    fs::write(
+        dir.path().join("alpha/guide/index.md"),
+        "---\ntitle: Guide home\n---\nWelcome.\n\n## First steps\n",
+    )
+    .expect("write");
+    let html = body(&get(dir.path(), "/alpha/guide/"));
+    assert!(html.contains("<h1>Guide home</h1>"));
+    assert!(
+        html.contains(
+            r#"<a class="active" aria-current="page" href="/docs/alpha/guide/">Guide home</a>"#
+        ),
+        "{html}"
+    );
+    // The landing page comes first in the sidebar.
+    let index = html.find(">Guide home</a></li>").expect("index link");
+    let install = html.find(">Installing</a></li>").expect("install link");
+    assert!(index < install);
+}
+
+#[test]
+fn page_in_full_layout() {
+    let dir = standard();
+    let res = get(dir.path(), "/alpha/guide/install");
+    assert_eq!(res.status, 200);
+    let html = body(&res);
+    assert!(html.contains("<title>Installing · dochub</title>"));
+    assert!(html.contains(
+        r#"<a class="active" aria-current="page" href="/docs/alpha/guide/install">Installing</a>"#
+    ));
+    assert!(html.contains(r#"<a href="/docs/alpha/guide/zeta">Zeta page</a>"#));
+    assert!(
+        html.contains(r#"<li><a href="/docs/alpha/">Alpha Project</a></li>"#),
+        "crumbs"
+    );
+    assert!(html.contains(r#"<li><a href="/docs/alpha/guide/">User Guide</a></li>"#));
+    assert!(html.contains(r#"<li><span aria-current="page">Installing</span></li>"#));
+    assert!(html.contains(r#"<p class="summary">Get it running</p>"#));
+    assert!(html.contains(r##"<li class="toc-h2"><a href="#download">Download</a></li>"##));
+    assert!(html.contains(r##"<li class="toc-h3"><a href="#checksums">Checksums</a></li>"##));
+    assert!(html.contains(r##"href="/docs/alpha/reference/api#calls""##));
+    assert!(
+        !html.contains("summary: Get it running"),
+        "frontmatter not in the body"
+    );
+}
+
+#[test]
+fn raw_format() {
+    let dir = standard();
+    let res = get(dir.path(), "/alpha/guide/install?format=raw");
+    assert_eq!(res.status, 200);
+    assert_eq!(
+        res.header("content-type"),
+        Some("text/markdown; charset=utf-8")
+    );
+    assert_eq!(
+        res.body,
+        fs::read(dir.path().join("alpha/guide/install.md")).expect("read")
+    );
+    assert_eq!(get(dir.path(), "/alpha/guide/nope?format=raw").status, 404);
+    // Another format value renders as usual.
+    let res = get(dir.path(), "/alpha/guide/install?format=html");
+    assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"));
+}
+
+#[test]
+fn missing_and_traversal_are_404_pages() {
+    let dir = standard();
+    fs::write(dir.path().join("secret.md"), "top secret").expect("write");
+    for path in [
+        "/alpha/guide/nope",
+        "/alpha/guide/..",
+        "/alpha/guide/%2e%2e",
+        "/alpha/%2e%2e/secret",
+        "/..%2f..%2f/x/y",
+        "/alpha/guide/..%2f..%2fsecret",
+        "/alpha/guide/.hidden",
+        "/_master/x/index",
+        "/alpha/guide/install/extra/more",
+        "/alpha/guide/%ff",
+        "/alpha//install",
+    ] {
+        let res = get(dir.path(), path);
+        assert_eq!(res.status, 404, "{path}");
+        let html = body(&res);
+        assert!(html.contains("<h1>Page not found</h1>"), "{path}");
+        assert!(!html.contains("top secret"), "{path}");
+        assert!(
+            html.contains(r#"<nav class="sidebar""#),
+            "404s keep the layout"
+        );
+    }
+}
+
+#[test]
+fn search() {
+    let dir = standard();
+    assert_redirect(&get(dir.path(), "/search?q="), 302, "/docs/");
+    assert_redirect(&get(dir.path(), "/search?q=+++"), 302, "/docs/");
+    assert_redirect(&get(dir.path(), "/search"), 302, "/docs/");
+
+    let res = get(dir.path(), "/search?q=running");
+    assert_eq!(res.status, 200);
+    let html = body(&res);
+    assert!(
+        html.contains(r#"<a href="/docs/alpha/guide/install">Installing</a>"#),
+        "{html}"
+    );
+    assert!(html.contains("<mark>running</mark>"));
+    assert!(html.contains("1 page matches"));
+
+    let html = body(&get(dir.path(), "/search?q=x"));
+    assert!(html.contains("Type at least 2 characters to search."));
+
+    let html = body(&get(
+        dir.path(),
+        "/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+    ));
+    assert!(!html.contains("<script>alert(1)"), "{html}");
+    assert!(html.contains("No pages match"));
+}
+
+#[test]
+fn escaping_of_titles_from_content() {
+    let dir = tree(&[
+        ("p/_project.yaml", "name: \"<script>alert('p')</script>\"\n"),
+        (
+            "p/s/x.md",
+            "---\ntitle: \"<script>alert('t')</script>\"\nsummary: \"<img src=x onerror=alert(1)>\"\n---\n<script>alert('body')</script>\n\n## <script>h</script>\n",
+        ),
+    ]);
+    let html = body(&get(dir.path(), "/p/s/x"));
+    assert!(!html.contains("<script>"), "{html}");
+    assert!(!html.contains("<img src=x"), "{html}");
+}
+
+#[test]
+fn methods() {
+    let dir = standard();
+    let config = config(dir.path());
+    let res = request(&config, "POST", "/alpha/", None);
+    assert_eq!(res.status, 405);
+    assert_eq!(res.header("allow"), Some("GET, HEAD"));
+    assert_eq!(request(&config, "DELETE", "/", None).status, 405);
+    let res = request(&config, "HEAD", "/alpha/guide/install", None);
+    assert_eq!(res.status, 200);
+    assert!(res.body.is_empty());
+    assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"));
+}
+
+#[test]
+fn production_needs_a_token() {
+    let dir = standard();
+    let config = SiteConfig {
+        content_dir: dir.path().to_path_buf(),
+        auth: AuthConfig::new("production", &token_digest("letmein")),
+    };
+    let res = request(&config, "GET", "/", None);
+    assert_eq!(res.status, 401);
+    assert!(
+        res.header("www-authenticate")
+            .is_some_and(|v| v.starts_with("Basic"))
+    );
+    assert!(
+        !body(&res).contains("Alpha"),
+        "nothing of the tree before auth"
+    );
+    assert_eq!(
+        request(&config, "GET", "/", Some("Bearer wrong")).status,
+        401
+    );
+    assert_eq!(
+        request(&config, "GET", "/", Some("Bearer letmein")).status,
+        200
+    );
+    // Basic auth with the token as password, as a browser sends it: "x:letmein".
+    assert_eq!(
+        request(&config, "GET", "/", Some("Basic eDpsZXRtZWlu")).status,
+        200
+    );
+}
+
+#[test]
+fn missing_content_root_is_a_500_that_says_why() {
+    let res = get(Path::new("/no/such/content/root"), "/");
+    assert_eq!(res.status, 500);
+    assert!(body(&res).contains("does not exist"));
+}
+
+#[test]
+fn bad_markdown_renders() {
+    let mut table = String::from("| a | b | c |\n|---|---|---|\n");
+    for i in 0..5000 {
+        table.push_str(&format!("| {i} | <b>x</b> | `y` |\n"));
+    }
+    let long: String = (0..10_000).map(|i| format!("line {i}\n\n")).collect();
+    let dir = tree(&[
+        ("p/s/table.md", &table),
+        ("p/s/long.md", &long),
+        ("p/s/fence.md", "# Fence\n\n```rust\nfn main() {\n"),
+        ("p/s/punct.md", "## ???\n## !!!\n"),
+        ("p/s/binary.md", "\u{0}\u{1}\u{fffd}"),
+    ]);
+    for page in ["table", "long", "fence", "punct", "binary"] {
+        let res = get(dir.path(), &format!("/p/s/{page}"));
+        assert_eq!(res.status, 200, "{page}");
+    }
+    let html = body(&get(dir.path(), "/p/s/punct"));
+    assert!(html.contains(r##"<a href="#section">???</a>"##), "{html}");
+    assert!(html.contains(r##"<a href="#section-1">!!!</a>"##));
+}
