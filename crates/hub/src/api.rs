@@ -236,7 +236,8 @@ fn unauthorized() -> http::Response<Vec<u8>> {
     response
 }
 
-fn error(status: StatusCode, message: &str) -> http::Response<Vec<u8>> {
+/// A JSON error response `{"error": message}`.
+pub fn error(status: StatusCode, message: &str) -> http::Response<Vec<u8>> {
     let body = serde_json::json!({ "error": message })
         .to_string()
         .into_bytes();
