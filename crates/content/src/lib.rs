@@ -32,6 +32,7 @@
 
 pub mod api;
 pub mod auth;
+mod check;
 mod error;
 mod frontmatter;
 mod manifest;
@@ -42,6 +43,7 @@ mod segment;
 mod tree;
 mod yaml;
 
+pub use check::{Diagnostic, Severity};
 pub use error::ContentError;
 pub use frontmatter::{DEFAULT_REFERENCE_TYPE, Frontmatter, ParsedPage, Reference, parse_page};
 pub use manifest::{
