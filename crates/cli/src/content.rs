@@ -1,0 +1,61 @@
+//! `dochub build` and `dochub check`: the content library, from the shell.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use dochub_content::prebuilt::write_build;
+use dochub_content::{ContentRoot, Severity};
+
+/// Arguments of `dochub build`.
+#[derive(Args)]
+pub struct BuildArgs {
+    /// The content root, e.g. `content`.
+    content_dir: PathBuf,
+    /// Where to write the manifests, e.g. `build` (created if needed).
+    out_dir: PathBuf,
+}
+
+/// Arguments of `dochub check`.
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The content root, e.g. `content`.
+    content_dir: PathBuf,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    strict: bool,
+}
+
+pub fn build(args: &BuildArgs) -> anyhow::Result<ExitCode> {
+    let root = ContentRoot::open(&args.content_dir)?;
+    let summary = write_build(&root, &args.out_dir, chrono::Utc::now())
+        .with_context(|| format!("building into `{}`", args.out_dir.display()))?;
+    println!(
+        "wrote {} project and {} subproject manifests ({} documents) to {}",
+        summary.projects,
+        summary.subprojects,
+        summary.documents,
+        args.out_dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let root = ContentRoot::open(&args.content_dir)?;
+    let diagnostics = root.check()?;
+    for d in &diagnostics {
+        println!("{d}");
+    }
+    let errors = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diagnostics.len() - errors;
+    println!("{errors} error(s), {warnings} warning(s)");
+    Ok(if errors > 0 || (args.strict && warnings > 0) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

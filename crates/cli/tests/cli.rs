@@ -1,0 +1,143 @@
+//! `dochub build` and `dochub check` as a user runs them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn dochub(args: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dochub"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/basic")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn build_writes_every_manifest() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("build");
+    let o = dochub(&[Path::new("build"), &fixture(), &dir]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        stdout(&o).trim(),
+        format!(
+            "wrote 3 project and 3 subproject manifests (9 documents) to {}",
+            dir.display()
+        )
+    );
+    let master: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(master["total_documents"], 9);
+    assert_eq!(master["projects"][0]["id"], "alpha");
+    let mut files: Vec<String> = Vec::new();
+    for entry in walk(&dir.join("manifest")) {
+        files.push(
+            entry
+                .strip_prefix(&dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "manifest/alpha.json",
+            "manifest/alpha/guide.json",
+            "manifest/alpha/reference.json",
+            "manifest/beta.json",
+            "manifest/beta/tools.json",
+            "manifest/empty-project.json",
+        ]
+    );
+    let guide: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("manifest/alpha/guide.json")).unwrap()).unwrap();
+    assert_eq!(guide["documents"].as_array().unwrap().len(), 7);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn build_of_a_missing_root_fails_clearly() {
+    let out = tempfile::tempdir().unwrap();
+    let o = dochub(&[Path::new("build"), Path::new("no/such/content"), out.path()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim(),
+        "error: content root `no/such/content` does not exist (check CONTENT_DIR and the files mount)"
+    );
+    assert!(!out.path().join("manifest.json").exists());
+}
+
+#[test]
+fn check_fails_on_errors_and_names_files() {
+    let o = dochub(&[Path::new("check"), &fixture()]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains("error: alpha/guide/broken-yaml.md: invalid YAML in frontmatter"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error: alpha/reference/_subproject.yaml: invalid YAML"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error: alpha/guide/empty.md: missing title"),
+        "{text}"
+    );
+    assert!(
+        text.trim_end().ends_with("3 error(s), 9 warning(s)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_passes_clean_content_and_strict_counts_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |p: &str, s: &str| {
+        let p = dir.path().join(p);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, s).unwrap();
+    };
+    write("p/_project.yaml", "name: P\n");
+    write("p/s/_subproject.yaml", "name: S\n");
+    write(
+        "p/s/a.md",
+        "---\ntitle: A\nreferences:\n  - target: p/s\n---\n",
+    );
+    let o = dochub(&[Path::new("check"), dir.path()]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(stdout(&o).trim(), "0 error(s), 0 warning(s)");
+    write("p/s/b.md", "# Heading only\n");
+    let o = dochub(&[Path::new("check"), dir.path()]);
+    assert!(o.status.success());
+    let o = dochub(&[Path::new("check"), Path::new("--strict"), dir.path()]);
+    assert_eq!(o.status.code(), Some(1));
+    write(
+        "p/s/c.md",
+        "---\ntitle: C\nreferences:\n  - target: p/gone\n---\n",
+    );
+    let o = dochub(&[Path::new("check"), dir.path()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("error: p/s/c.md: reference target `p/gone` does not exist"));
+}
