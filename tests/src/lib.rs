@@ -14,6 +14,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod browser;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -226,4 +228,25 @@ impl TestApp {
     pub async fn stop(self) {
         self.host.shutdown().await;
     }
+}
+
+/// Whether a local service (PostgreSQL, Redis) answers on `addr`. Without it, a test that needs
+/// it is skipped with a message on a developer's machine, and fails under CI (`CI` set), where
+/// the services are part of the environment.
+pub fn service_available(addr: &str, name: &str) -> bool {
+    let reachable = addr
+        .parse::<std::net::SocketAddr>()
+        .ok()
+        .and_then(|a| {
+            std::net::TcpStream::connect_timeout(&a, std::time::Duration::from_secs(2)).ok()
+        })
+        .is_some();
+    if !reachable {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{name} is required under CI but nothing answers on {addr}"
+        );
+        eprintln!("skipping: {name} is not running on {addr}");
+    }
+    reachable
 }

@@ -175,6 +175,9 @@ async fn key_value_atomics_hold_under_concurrency_and_restarts() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hosts_share_a_redis_store() {
+    if !dochub_tests::service_available("127.0.0.1:6379", "Redis") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("runtime-config.toml");
     std::fs::write(
@@ -216,6 +219,9 @@ async fn two_hosts_share_a_redis_store() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_is_reachable_only_where_allowed() {
+    if !dochub_tests::service_available("127.0.0.1:5432", "PostgreSQL") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let host = start_probe(dir.path(), None).await;
     let ok = get_json(
