@@ -58,7 +58,11 @@ mod keys {
     }
     /// One message (or tombstone) of the machine's inbox.
     pub fn slot(m: &str, seq: u64) -> String {
-        format!("hub:msg:{m}:{seq}")
+        format!("{}{seq}", slot_prefix(m))
+    }
+    /// What every slot key of the machine's inbox starts with.
+    pub fn slot_prefix(m: &str) -> String {
+        format!("hub:msg:{m}:")
     }
 }
 
@@ -257,6 +261,29 @@ impl<S: KeyValue, C: Clock> Hub<S, C> {
             }
         }
         Ok(entries)
+    }
+
+    /// Deletes every slot of `machine`'s inbox at or below its read cursor and returns how many:
+    /// anything a crash left behind that the per-read cleanup did not reach. Maintenance, not
+    /// called on the request path: it lists keys, which costs O(all keys) on most stores.
+    pub fn compact(&self, machine: &MachineName) -> Result<usize, HubError> {
+        let m = machine.as_str();
+        let cursor = self.cursor(m)?;
+        let prefix = keys::slot_prefix(m);
+        let stale: Vec<String> = self
+            .store
+            .list_keys(&prefix)?
+            .into_iter()
+            .filter(|k| {
+                k[prefix.len()..]
+                    .parse::<u64>()
+                    .is_ok_and(|seq| seq <= cursor)
+            })
+            .collect();
+        for chunk in stale.chunks(DELETE_CHUNK) {
+            self.store.delete_many(chunk)?;
+        }
+        Ok(stale.len())
     }
 
     /// Registers `machine` and records it as seen at `now`; returns the registry.
