@@ -71,7 +71,7 @@
 //! `hub:gc:<m>`; anything at or below the cursor is safe to delete). A tombstone written just after
 //! a claimer consumed and deleted that slot is deleted again by its writer; should that writer die
 //! in between, [`Hub::compact`] (maintenance, O(all keys)) removes the strays. Keys therefore number
-//! the unread backlog plus five per machine plus two: inside Fermyon Cloud's 1,024 keys for
+//! the unread backlog plus four per machine plus two: inside Fermyon Cloud's 1,024 keys for
 //! ~200 machines with a small backlog. Values are at most a 64 KiB message plus metadata; the
 //! registry holds about 15,000 names within a 1 MB value.
 
