@@ -109,11 +109,13 @@ impl KeyValue for WasiStore {
     }
 
     fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        // Some hosts (Spin's SQLite store) return only the keys that exist: match by name.
-        let mut found: HashMap<String, Option<Vec<u8>>> = batch::get_many(&self.bucket, keys)
-            .map_err(store_error)?
-            .into_iter()
-            .collect();
+        // Some hosts (Spin's SQLite store) return only the keys that exist: match by name. Some
+        // providers fail batch reads outright (Spin's Redis store runs KEYS, not MGET): then one
+        // read per key.
+        let Ok(found) = batch::get_many(&self.bucket, keys) else {
+            return keys.iter().map(|k| self.get(k)).collect();
+        };
+        let mut found: HashMap<String, Option<Vec<u8>>> = found.into_iter().collect();
         Ok(keys.iter().map(|k| found.remove(k).flatten()).collect())
     }
 
