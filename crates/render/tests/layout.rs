@@ -79,10 +79,11 @@ fn document_page_layout() {
 
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<title>Rendering · dochub</title>"));
-    // No external resources: no stylesheet links, scripts or fonts.
-    assert!(!html.contains("<link"));
+    // No external resources: the one link is the inline icon; no scripts, fonts or URLs.
+    assert_eq!(html.matches("<link").count(), 1);
+    assert!(html.contains(r#"<link rel="icon" href="data:image/svg+xml,"#));
     assert!(!html.contains("<script"));
-    assert!(!html.contains("http://") && !html.contains("https://"));
+    assert!(!html.contains(r#"="http"#) && !html.contains("https://"));
 
     // Header: brand, nav links, a search form that works without script.
     let header = region(&html, "<header", "</header>");
