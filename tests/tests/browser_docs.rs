@@ -82,14 +82,28 @@ async fn docs_layout_and_navigation_in_chromium() {
     assert_eq!(wide["toc"]["display"], "block", "{wide}");
     assert_eq!(wide["toc"]["position"], "fixed", "{wide}");
     let toc_left = wide["toc"]["left"].as_f64().expect("toc left");
-    let content_right = wide["container"]["right"].as_f64().expect("container right");
-    assert!(toc_left >= content_right, "the TOC does not cover the content: {wide}");
+    let content_right = wide["container"]["right"]
+        .as_f64()
+        .expect("container right");
+    assert!(
+        toc_left >= content_right,
+        "the TOC does not cover the content: {wide}"
+    );
     assert_eq!(wide["sidebar"]["width"], 280.0, "{wide}");
     assert_eq!(wide["sidebar"]["left"], 0.0, "{wide}");
-    assert!(wide["container"]["width"].as_f64().expect("width") <= 800.0, "{wide}");
-    assert_eq!(wide["active"]["borderLeftColor"], "rgb(37, 99, 235)", "{wide}");
+    assert!(
+        wide["container"]["width"].as_f64().expect("width") <= 800.0,
+        "{wide}"
+    );
+    assert_eq!(
+        wide["active"]["borderLeftColor"], "rgb(37, 99, 235)",
+        "{wide}"
+    );
     assert_eq!(wide["active"]["borderLeftWidth"], "3px", "{wide}");
-    assert_eq!(wide["header"], "rgb(17, 24, 39)", "a dark header bar: {wide}");
+    assert_eq!(
+        wide["header"], "rgb(17, 24, 39)",
+        "a dark header bar: {wide}"
+    );
     assert_eq!(wide["scrollWidth"], 1280, "no sideways scrolling: {wide}");
     let toc_links = client
         .find_all(Locator::Css("aside.toc a"))
@@ -102,7 +116,10 @@ async fn docs_layout_and_navigation_in_chromium() {
     let shot = screenshot_dir()
         .expect("screenshot dir")
         .join("docs-install-1280.png");
-    browser.full_page_screenshot(&shot).await.expect("screenshot");
+    browser
+        .full_page_screenshot(&shot)
+        .await
+        .expect("screenshot");
 
     // Narrow: the TOC is hidden, the sidebar keeps its width, the content fills the rest.
     browser.set_viewport(1000, 900).await.expect("viewport");
@@ -116,7 +133,10 @@ async fn docs_layout_and_navigation_in_chromium() {
     );
     assert_eq!(narrow["sidebar"]["width"], 280.0, "{narrow}");
     assert!(narrow["container"]["width"].as_f64().expect("width") <= 800.0);
-    assert_eq!(narrow["scrollWidth"], 1000, "no sideways scrolling: {narrow}");
+    assert_eq!(
+        narrow["scrollWidth"], 1000,
+        "no sideways scrolling: {narrow}"
+    );
 
     // The boundary: 1199 px hides the panel, 1200 px shows it.
     for (width, display) in [(1199, "none"), (1200, "block")] {
@@ -154,7 +174,9 @@ async fn docs_layout_and_navigation_in_chromium() {
     // Clicking a sidebar link navigates; the new page's link becomes the active one.
     client.goto(&page).await.expect("goto");
     client
-        .find(Locator::Css(r#"nav.sidebar a[href="/docs/alpha/reference/"]"#))
+        .find(Locator::Css(
+            r#"nav.sidebar a[href="/docs/alpha/reference/"]"#,
+        ))
         .await
         .expect("sidebar link")
         .click()
@@ -168,7 +190,9 @@ async fn docs_layout_and_navigation_in_chromium() {
         .expect("heading");
     assert_eq!(h1.text().await.expect("text"), "Reference");
     client
-        .find(Locator::Css(r#"nav.sidebar a[href="/docs/alpha/reference/cli"]"#))
+        .find(Locator::Css(
+            r#"nav.sidebar a[href="/docs/alpha/reference/cli"]"#,
+        ))
         .await
         .expect("the reference pages are listed now")
         .click()
@@ -187,12 +211,18 @@ async fn docs_layout_and_navigation_in_chromium() {
         .find(Locator::Css(r#"nav.sidebar a[href="/docs/gamma/notes/"]"#))
         .await
         .expect("gamma's subproject");
-    assert!(!gamma_link.is_displayed().await.expect("displayed"), "folded");
+    assert!(
+        !gamma_link.is_displayed().await.expect("displayed"),
+        "folded"
+    );
     browser
         .eval("document.querySelector('a[href=\"/docs/gamma/\"]').closest('details').open = true; return true;")
         .await
         .expect("open");
-    assert!(gamma_link.is_displayed().await.expect("displayed"), "unfolded");
+    assert!(
+        gamma_link.is_displayed().await.expect("displayed"),
+        "unfolded"
+    );
 
     let errors = browser.console_errors().await.expect("log");
     assert!(errors.is_empty(), "console errors: {errors:?}");
