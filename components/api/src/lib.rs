@@ -103,29 +103,31 @@ fn first_start(now: DateTime<Utc>) -> DateTime<Utc> {
             .map(|t| t.with_timezone(&Utc))
     };
     let value = now.to_rfc3339().into_bytes();
-    match atomics::Cas::new(&bucket, STARTED_KEY) {
-        Ok(cas) => match cas.current() {
-            Ok(Some(bytes)) => parse(bytes).unwrap_or(now),
-            Ok(None) => match atomics::swap(cas, &value) {
-                Ok(()) => now,
-                // Another request recorded it first: use theirs.
-                Err(_) => bucket
-                    .get(STARTED_KEY)
-                    .ok()
-                    .flatten()
-                    .and_then(parse)
-                    .unwrap_or(now),
-            },
-            Err(_) => now,
-        },
-        // Hosts without atomics: a plain read, then a write if absent.
-        Err(_) => match bucket.get(STARTED_KEY) {
-            Ok(Some(bytes)) => parse(bytes).unwrap_or(now),
-            _ => {
-                let _ = bucket.set(STARTED_KEY, &value);
-                now
+    // A store error (e.g. a busy backend) is retried; a lost race re-reads the winner's value.
+    for attempt in 0..5u64 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
+        }
+        let Ok(cas) = atomics::Cas::new(&bucket, STARTED_KEY) else {
+            continue;
+        };
+        match cas.current() {
+            Ok(Some(bytes)) => return parse(bytes).unwrap_or(now),
+            Ok(None) => {
+                if atomics::swap(cas, &value).is_ok() {
+                    return now;
+                }
             }
-        },
+            Err(_) => {}
+        }
+    }
+    // Hosts without working atomics: a plain read, then a write if absent.
+    match bucket.get(STARTED_KEY) {
+        Ok(Some(bytes)) => parse(bytes).unwrap_or(now),
+        _ => {
+            let _ = bucket.set(STARTED_KEY, &value);
+            now
+        }
     }
 }
 

@@ -1,0 +1,680 @@
+//! Tier 3 end to end: the real `api.wasm` under the host, over HTTP, on
+//! `tests/fixtures/basic` (and on trees generated into temporary folders).
+
+use std::path::Path;
+use std::time::Duration;
+
+use dochub_content::auth::token_digest;
+use dochub_tests::{TestApp, fixture};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// An empty content tree in a temporary folder (with the `_overviews` folder
+/// the overview component mounts).
+fn content_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("_overviews")).unwrap();
+    dir
+}
+
+async fn start(content: &Path) -> TestApp {
+    TestApp::builder()
+        .content(content)
+        .start()
+        .await
+        .expect("app starts")
+}
+
+struct Res {
+    status: StatusCode,
+    headers: reqwest::header::HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Res {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
+    }
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
+async fn send(req: reqwest::RequestBuilder) -> Res {
+    let res = req.send().await.expect("request");
+    Res {
+        status: res.status(),
+        headers: res.headers().clone(),
+        body: res.bytes().await.expect("body").to_vec(),
+    }
+}
+
+async fn get(app: &TestApp, path: &str) -> Res {
+    send(reqwest::Client::new().get(app.url(path))).await
+}
+
+/// Sends the request line exactly as given (no client-side normalisation of `..`).
+async fn raw_get(app: &TestApp, target: &str) -> (u16, String) {
+    let mut s = tokio::net::TcpStream::connect(app.addr())
+        .await
+        .expect("connect");
+    let req = format!(
+        "GET {target} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        app.addr()
+    );
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.expect("read");
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, text)
+}
+
+fn assert_json_error(res: &Res, status: u16) -> String {
+    assert_eq!(res.status.as_u16(), status);
+    assert_eq!(res.header("content-type"), "application/json");
+    let body = res.json();
+    assert_eq!(body.as_object().map(|o| o.len()), Some(1), "{body}");
+    body["error"].as_str().expect("error string").to_owned()
+}
+
+fn is_iso_millis(s: &str) -> bool {
+    chrono::DateTime::parse_from_rfc3339(s).is_ok()
+        && s.len() == 24
+        && s.ends_with('Z')
+        && s.as_bytes()[19] == b'.'
+}
+
+fn guide_manifest() -> Value {
+    let doc = |id: &str, title: &str, summary: &str, refs: Value| {
+        json!({"id": id, "title": title, "summary": summary,
+               "raw_url": format!("/api/raw/alpha/guide/{id}"), "references": refs})
+    };
+    json!({
+        "project": "alpha",
+        "subproject": {"id": "guide", "name": "User Guide", "description": "How to use alpha"},
+        "schema_coverage": {"purpose": true, "architecture": false, "variables": true,
+            "api_endpoints": false, "handshakes": false, "data_model": false,
+            "dependencies": true, "status": false},
+        "documents": [
+            doc("broken-yaml", "Broken But Served", "", json!([])),
+            doc("empty", "empty", "", json!([])),
+            doc("index", "Guide Home", "Landing page of the guide", json!([])),
+            doc("install", "Installation", "Installing alpha step by step", json!([
+                {"target": "alpha/reference", "type": "depends_on"},
+                {"target": "beta/tools", "type": "depends_on"},
+            ])),
+            doc("latin1", "Caf\u{fffd} Latin-1", "", json!([])),
+            doc("no-frontmatter", "Heading Title", "", json!([])),
+            doc("unicode", "Ünïcödé Überblick ✓", "Zusammenfassung — 日本語", json!([])),
+        ],
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn manifests_have_the_spec_shapes() {
+    let app = start(&fixture("basic")).await;
+    let res = get(&app, "/api/manifest").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("content-type"), "application/json");
+    let mut m = res.json();
+    assert!(is_iso_millis(m["generated_at"].as_str().unwrap()), "{m}");
+    m.as_object_mut().unwrap().remove("generated_at");
+    assert_eq!(
+        m,
+        json!({
+            "projects": [
+                {"id": "alpha", "name": "Alpha Project", "description": "The first project of the fixture",
+                 "subproject_count": 2, "doc_count": 8},
+                {"id": "beta", "name": "beta", "description": "", "subproject_count": 1, "doc_count": 1},
+                {"id": "empty-project", "name": "empty-project", "description": "",
+                 "subproject_count": 0, "doc_count": 0},
+            ],
+            "total_documents": 9,
+        })
+    );
+    let res = get(&app, "/api/manifest/alpha").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(
+        res.json(),
+        json!({
+            "project": {"id": "alpha", "name": "Alpha Project", "description": "The first project of the fixture"},
+            "subprojects": [
+                {"id": "guide", "name": "User Guide", "description": "How to use alpha", "doc_count": 7},
+                {"id": "reference", "name": "reference", "description": "", "doc_count": 1},
+            ],
+        })
+    );
+    let res = get(&app, "/api/manifest/alpha/guide").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.json(), guide_manifest());
+    // A trailing slash is the same resource.
+    assert_eq!(
+        get(&app, "/api/manifest/alpha/guide/").await.json(),
+        guide_manifest()
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_things_are_json_404s() {
+    let app = start(&fixture("basic")).await;
+    for (path, message) in [
+        ("/api/manifest/nope", "Project not found"),
+        ("/api/manifest/reports", "Project not found"),
+        ("/api/manifest/_master", "Project not found"),
+        ("/api/manifest/alpha/nope", "Subproject not found"),
+        ("/api/manifest/alpha/deep", "Subproject not found"),
+        ("/api/raw/alpha/guide/nope", "Document not found"),
+        ("/api/raw/alpha/guide/.hidden", "Document not found"),
+        ("/api/raw/alpha/guide/notes", "Document not found"),
+        ("/api/raw/alpha/guide/install.md", "Document not found"),
+        ("/api/raw/alpha/guide", "Not found"),
+        ("/api/nothing", "Not found"),
+        ("/api", "Not found"),
+        ("/api/report", "Not found"),
+    ] {
+        let res = get(&app, path).await;
+        assert_eq!(assert_json_error(&res, 404), message, "{path}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn raw_returns_the_file_bytes_as_markdown() {
+    let app = start(&fixture("basic")).await;
+    for id in ["install", "latin1", "empty", "unicode", "index"] {
+        let res = get(&app, &format!("/api/raw/alpha/guide/{id}")).await;
+        assert_eq!(res.status, 200, "{id}");
+        assert!(
+            res.header("content-type").starts_with("text/markdown"),
+            "{id}"
+        );
+        let file = std::fs::read(fixture("basic").join(format!("alpha/guide/{id}.md"))).unwrap();
+        assert_eq!(res.body, file, "{id}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn traversal_never_leaves_the_root() {
+    let app = start(&fixture("basic")).await;
+    let long = "a".repeat(300);
+    let attempts = [
+        "/api/raw/alpha/guide/..%2F..%2F..%2Foutside".to_string(),
+        "/api/raw/alpha/guide/%2e%2e%2f%2e%2e%2f..%2foutside".into(),
+        "/api/raw/alpha/%2e%2e/%2e%2e".into(),
+        "/api/raw/%2e%2e/%2e%2e/outside".into(),
+        "/api/raw/../../outside".into(),
+        "/api/raw/alpha/guide/..%5C..%5C..%5Coutside".into(),
+        "/api/raw/alpha/guide/%2Fetc%2Fpasswd".into(),
+        "/api/raw/alpha/guide/install%00".into(),
+        "/api/raw/alpha/guide/%C0%AE%C0%AE".into(),
+        "/api/manifest/..".into(),
+        "/api/manifest/%2e%2e".into(),
+        "/api/manifest/alpha/%2e%2e".into(),
+        "/api/manifest/%2Fetc".into(),
+        "/api/manifest/..%2F..%2Ftests".into(),
+        format!("/api/raw/alpha/guide/{long}"),
+        format!("/api/manifest/{long}"),
+    ];
+    for target in &attempts {
+        let (status, text) = raw_get(&app, target).await;
+        assert_eq!(status, 404, "{target}: {text}");
+        assert!(!text.contains("TOP SECRET"), "{target}");
+        assert!(text.contains("application/json"), "{target}: {text}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_matches_case_insensitively_in_path_order() {
+    let app = start(&fixture("basic")).await;
+    let client = reqwest::Client::new();
+    let search = |q: &str| send(client.get(app.url("/api/search")).query(&[("q", q)]));
+    let res = search("ZEBRA keyword").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("content-type"), "application/json");
+    let body = res.json();
+    assert_eq!(body["query"], "ZEBRA keyword");
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["path"], "alpha/guide/install");
+    assert_eq!(results[0]["title"], "Installation");
+    assert_eq!(results[0].as_object().unwrap().len(), 3);
+    let excerpt = results[0]["excerpt"].as_str().unwrap();
+    assert!(
+        excerpt.starts_with('…') && excerpt.contains("The zebra keyword appears only here."),
+        "{excerpt}"
+    );
+    assert!(!excerpt.contains('\n'));
+    // Unicode in the query; frontmatter counts; lossy non-UTF-8 pages.
+    assert_eq!(
+        search("überblick").await.json()["results"][0]["path"],
+        "alpha/guide/unicode"
+    );
+    assert_eq!(
+        search("Landing page").await.json()["results"][0]["path"],
+        "alpha/guide/index"
+    );
+    assert_eq!(
+        search("PELICAN").await.json()["results"][0]["path"],
+        "alpha/guide/latin1"
+    );
+    let res = search("title").await.json();
+    let paths: Vec<&str> = res["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    let mut sorted = paths.clone();
+    sorted.sort();
+    assert_eq!(paths, sorted);
+    assert!(paths.len() >= 5);
+    for q in ["TOP SECRET", "Too deep", "Hidden page", "newest dated"] {
+        assert_eq!(search(q).await.json()["results"], json!([]), "{q}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_needs_two_characters_and_answers_long_queries() {
+    let app = start(&fixture("basic")).await;
+    for path in [
+        "/api/search",
+        "/api/search?q=",
+        "/api/search?q=a",
+        "/api/search?q=%20a%20",
+        "/api/search?x=ab",
+    ] {
+        let res = get(&app, path).await;
+        assert_eq!(
+            assert_json_error(&res, 400),
+            "query parameter `q` must be at least 2 characters",
+            "{path}"
+        );
+    }
+    assert_eq!(get(&app, "/api/search?q=%C3%A9%C3%A9").await.status, 200);
+    let long = "x".repeat(10 * 1024);
+    let res = get(&app, &format!("/api/search?q={long}")).await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.json()["results"], json!([]));
+    assert_eq!(res.json()["query"].as_str().unwrap().len(), 10 * 1024);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_caps_at_fifty_with_centred_excerpts() {
+    let dir = content_tree();
+    for i in 0..60 {
+        let p = dir.path().join(format!("proj/sub{}/page{i:02}.md", i % 2));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        // 300 characters either side of the match, multi-byte on the right.
+        let text = format!("{}NEEDLE-{i:02}{}", "a".repeat(300), "ü".repeat(300));
+        std::fs::write(p, text).unwrap();
+    }
+    let app = start(dir.path()).await;
+    let res = get(&app, "/api/search?q=needle").await;
+    assert_eq!(res.status, 200);
+    let results = res.json()["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), 50);
+    let mut expected: Vec<String> = (0..60)
+        .map(|i| format!("proj/sub{}/page{i:02}", i % 2))
+        .collect();
+    expected.sort();
+    expected.truncate(50);
+    let paths: Vec<String> = results
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(paths, expected);
+    for r in &results {
+        let excerpt = r["excerpt"].as_str().unwrap();
+        assert!(
+            excerpt.starts_with('…') && excerpt.ends_with('…'),
+            "{excerpt}"
+        );
+        let inner = excerpt.trim_matches('…');
+        assert_eq!(inner.chars().count(), 150);
+        let at = inner.find("NEEDLE-").unwrap();
+        let before = inner[..at].chars().count();
+        let after = inner[at + "NEEDLE".len()..].chars().count();
+        assert!(before.abs_diff(after) <= 1, "{before} / {after}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn latest_report_is_chosen_by_file_name() {
+    let app = start(&fixture("basic")).await;
+    let res = get(&app, "/api/report/latest").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("content-type"), "application/json");
+    assert_eq!(
+        res.body,
+        std::fs::read(fixture("basic").join("reports/2025-03-02.json")).unwrap()
+    );
+    app.stop().await;
+
+    let dir = content_tree();
+    std::fs::create_dir_all(dir.path().join("p/s")).unwrap();
+    std::fs::write(dir.path().join("p/s/a.md"), "# A").unwrap();
+    let app = start(dir.path()).await;
+    assert_eq!(
+        assert_json_error(&get(&app, "/api/report/latest").await, 404),
+        "No reports yet"
+    );
+    app.stop().await;
+
+    std::fs::create_dir_all(dir.path().join("reports")).unwrap();
+    std::fs::write(dir.path().join("reports/latest.json"), "{}").unwrap();
+    let app = start(dir.path()).await;
+    assert_eq!(
+        assert_json_error(&get(&app, "/api/report/latest").await, 404),
+        "No reports yet"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn methods_other_than_get_are_405() {
+    let app = start(&fixture("basic")).await;
+    let client = reqwest::Client::new();
+    for method in ["POST", "PUT", "DELETE", "PATCH"] {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        for path in [
+            "/api/manifest",
+            "/api/health",
+            "/api/search?q=ab",
+            "/api/raw/alpha/guide/install",
+        ] {
+            let res = send(client.request(m.clone(), app.url(path))).await;
+            assert_json_error(&res, 405);
+            assert_eq!(res.header("allow"), "GET, HEAD", "{method} {path}");
+        }
+    }
+    let res = send(client.head(app.url("/api/manifest/alpha"))).await;
+    assert_eq!(res.status, 200);
+    assert!(res.body.is_empty());
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prebuilt_manifests_match_live_ones() {
+    let build = tempfile::tempdir().unwrap();
+    let root = dochub_content::ContentRoot::open(fixture("basic")).unwrap();
+    let stamp = chrono::DateTime::parse_from_rfc3339("2020-02-02T02:02:02.020Z")
+        .unwrap()
+        .to_utc();
+    dochub_content::prebuilt::write_build(&root, build.path(), stamp).unwrap();
+    let live = start(&fixture("basic")).await;
+    let pre = TestApp::builder()
+        .content(fixture("basic"))
+        .mount(build.path(), "/build")
+        .env("SERVE_PREBUILT", "1")
+        .start()
+        .await
+        .unwrap();
+    let mut a = get(&live, "/api/manifest").await.json();
+    let mut b = get(&pre, "/api/manifest").await.json();
+    assert_eq!(b["generated_at"], "2020-02-02T02:02:02.020Z");
+    a.as_object_mut().unwrap().remove("generated_at");
+    b.as_object_mut().unwrap().remove("generated_at");
+    assert_eq!(a, b);
+    for path in [
+        "/api/manifest/alpha",
+        "/api/manifest/beta",
+        "/api/manifest/empty-project",
+        "/api/manifest/alpha/guide",
+        "/api/manifest/alpha/reference",
+        "/api/manifest/beta/tools",
+    ] {
+        let (l, p) = (get(&live, path).await, get(&pre, path).await);
+        assert_eq!(p.status, 200, "{path}");
+        assert_eq!(l.body, p.body, "{path}");
+    }
+    assert_eq!(
+        assert_json_error(&get(&pre, "/api/manifest/nope").await, 404),
+        "Project not found"
+    );
+    assert_eq!(
+        assert_json_error(&get(&pre, "/api/manifest/alpha/nope").await, 404),
+        "Subproject not found"
+    );
+    // Raw and search still read the content root.
+    assert_eq!(get(&pre, "/api/raw/alpha/guide/install").await.status, 200);
+    assert_eq!(
+        get(&pre, "/api/search?q=zebra").await.json()["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    live.stop().await;
+    pre.stop().await;
+
+    // SERVE_PREBUILT with nothing mounted: a clear 500.
+    let app = TestApp::builder()
+        .content(fixture("basic"))
+        .env("SERVE_PREBUILT", "1")
+        .start()
+        .await
+        .unwrap();
+    let msg = assert_json_error(&get(&app, "/api/manifest").await, 500);
+    assert!(
+        msg.contains("`/build`") && msg.contains("dochub build"),
+        "{msg}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_content_root_is_a_clear_500() {
+    let app = TestApp::builder()
+        .content(fixture("basic"))
+        .env("CONTENT_DIR", "/nowhere")
+        .start()
+        .await
+        .unwrap();
+    for path in [
+        "/api/manifest",
+        "/api/manifest/alpha",
+        "/api/raw/a/b/c",
+        "/api/search?q=ab",
+        "/api/report/latest",
+    ] {
+        let msg = assert_json_error(&get(&app, path).await, 500);
+        assert!(
+            msg.contains("content root `/nowhere` does not exist"),
+            "{path}: {msg}"
+        );
+    }
+    assert_eq!(get(&app, "/api/health").await.status, 200);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn production_requires_a_token_except_for_health() {
+    let app = TestApp::builder()
+        .content(fixture("basic"))
+        .variable("environment", "production")
+        .variable(
+            "auth_tokens",
+            &format!("{},{}", token_digest("other"), token_digest("s3cret")),
+        )
+        .start()
+        .await
+        .unwrap();
+    let client = reqwest::Client::new();
+    for path in [
+        "/api/manifest",
+        "/api/raw/alpha/guide/install",
+        "/api/search?q=ab",
+        "/api/nope",
+        "/api/report/latest",
+    ] {
+        let res = send(client.get(app.url(path))).await;
+        assert_json_error(&res, 401);
+        assert!(
+            res.header("www-authenticate").starts_with("Bearer"),
+            "{path}"
+        );
+        let res = send(client.get(app.url(path)).bearer_auth("wrong")).await;
+        assert_json_error(&res, 401);
+        // The digest itself is not a token.
+        let res = send(
+            client
+                .get(app.url(path))
+                .bearer_auth(token_digest("s3cret")),
+        )
+        .await;
+        assert_json_error(&res, 401);
+    }
+    let res = send(client.get(app.url("/api/manifest")).bearer_auth("s3cret")).await;
+    assert_eq!(res.status, 200);
+    let res = send(
+        client
+            .get(app.url("/api/manifest/alpha"))
+            .basic_auth("me", Some("s3cret")),
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    let res = send(client.get(app.url("/api/nope")).bearer_auth("s3cret")).await;
+    assert_json_error(&res, 404);
+    let res = send(client.get(app.url("/api/health"))).await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.json()["environment"], "production");
+    app.stop().await;
+}
+
+fn check_health_fields(h: &Value) {
+    let o = h.as_object().unwrap();
+    let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "database",
+            "environment",
+            "service",
+            "status",
+            "timestamp",
+            "uptime",
+            "version"
+        ]
+    );
+    assert_eq!(h["service"], "dochub");
+    assert_eq!(h["version"], env!("CARGO_PKG_VERSION"));
+    assert!(h["uptime"].as_f64().unwrap() >= 0.0);
+    assert!(is_iso_millis(h["timestamp"].as_str().unwrap()), "{h}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn health_without_a_database_is_unknown_and_uptime_grows() {
+    let app = start(&fixture("basic")).await;
+    // Concurrent first requests agree on one start time.
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let url = app.url("/api/health");
+        tasks.push(tokio::spawn(async move {
+            reqwest::get(url)
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }));
+    }
+    // (timestamp, timestamp - uptime) of each answer, in milliseconds.
+    let mut readings = Vec::new();
+    for t in tasks {
+        let h = t.await.unwrap();
+        check_health_fields(&h);
+        assert_eq!(h["status"], "healthy");
+        assert_eq!(h["database"], "unknown");
+        assert_eq!(h["environment"], "development");
+        let ts = chrono::DateTime::parse_from_rfc3339(h["timestamp"].as_str().unwrap()).unwrap();
+        let up = (h["uptime"].as_f64().unwrap() * 1000.0).round() as i64;
+        readings.push((ts.timestamp_millis(), ts.timestamp_millis() - up));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let h: Value = get(&app, "/api/health").await.json();
+    let ts = chrono::DateTime::parse_from_rfc3339(h["timestamp"].as_str().unwrap()).unwrap();
+    assert!(h["uptime"].as_f64().unwrap() >= 0.3, "{h}");
+    let recorded = ts.timestamp_millis() - (h["uptime"].as_f64().unwrap() * 1000.0).round() as i64;
+    // Every concurrent first request used the one recorded start, except one that began
+    // before the winner stored it: its uptime is clamped to 0.
+    assert!(
+        readings
+            .iter()
+            .any(|(_, start)| start.abs_diff(recorded) <= 2),
+        "{readings:?} vs {recorded}"
+    );
+    for (ts, start) in &readings {
+        assert!(
+            start.abs_diff(recorded) <= 2 || (ts == start && *ts <= recorded + 2),
+            "{readings:?} vs {recorded}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn health_reports_the_database() {
+    let mut cases = vec![(
+        "postgres://postgres@127.0.0.1:1/test",
+        "disconnected",
+        "degraded",
+    )];
+    let postgres = dochub_tests::service_available("127.0.0.1:5432", "PostgreSQL");
+    if postgres {
+        cases.push((
+            "postgres://postgres@127.0.0.1:5432/test",
+            "connected",
+            "healthy",
+        ));
+    }
+    for (url, database, status) in cases {
+        let app = TestApp::builder()
+            .content(fixture("basic"))
+            .variable("database_url", url)
+            .start()
+            .await
+            .unwrap();
+        let res = get(&app, "/api/health").await;
+        assert_eq!(res.status, 200);
+        let h = res.json();
+        check_health_fields(&h);
+        assert_eq!(h["database"], database, "{url}");
+        assert_eq!(h["status"], status, "{url}");
+        app.stop().await;
+    }
+    if !postgres {
+        return;
+    }
+    // The POSTGRES_* parts, when no URL is set.
+    let app = TestApp::builder()
+        .content(fixture("basic"))
+        .env("POSTGRES_HOST", "127.0.0.1")
+        .env("POSTGRES_PORT", "5432")
+        .env("POSTGRES_USER", "postgres")
+        .env("POSTGRES_DB", "test")
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(
+        get(&app, "/api/health").await.json()["database"],
+        "connected"
+    );
+    app.stop().await;
+}
