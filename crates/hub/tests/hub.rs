@@ -488,3 +488,157 @@ fn compact_deletes_only_slots_at_or_below_the_cursor() {
     );
     assert_eq!(bodies(&hub, "b", 50, true), ["m2", "m3"]);
 }
+
+/// Senders, senders that die after taking a number, acknowledging and plain readers, all at once,
+/// while time runs fast: every message that was acknowledged to its sender is received exactly
+/// once, and once drained the store holds no message slot.
+#[test]
+fn dead_senders_and_racing_readers_lose_and_duplicate_nothing() {
+    let clock = ManualClock::new();
+    let store = Arc::new(MemoryStore::new());
+    let hub = Hub::with_clock(store.clone(), clock.clone());
+    let stop = AtomicBool::new(false);
+    let (sent, mut received) = std::thread::scope(|s| {
+        // Time runs at ~100x: the 30 s grace period passes in ~0.3 s.
+        let ticker = s.spawn(|| {
+            while !stop.load(Ordering::SeqCst) {
+                clock.advance(100);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        let dead = s.spawn(|| {
+            for _ in 0..20 {
+                store.increment("hub:head:inbox", 1).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        });
+        let senders: Vec<_> = (0..4)
+            .map(|sender| {
+                let hub = &hub;
+                s.spawn(move || {
+                    let mut ok = Vec::new();
+                    for i in 0..150 {
+                        let body = format!("{sender}:{i}");
+                        match hub.send(&req("w", "inbox", &body)) {
+                            Ok(_) => ok.push(body),
+                            Err(HubError::Busy) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                    ok
+                })
+            })
+            .collect();
+        let readers: Vec<_> = (0..3)
+            .map(|r| {
+                let (hub, stop) = (&hub, &stop);
+                s.spawn(move || {
+                    let mut got = Vec::new();
+                    while !stop.load(Ordering::SeqCst) {
+                        if r == 0 {
+                            hub.inbox(&name("inbox"), 5, false).unwrap();
+                        }
+                        got.extend(bodies(hub, "inbox", 5, true));
+                    }
+                    got
+                })
+            })
+            .collect();
+        let sent: Vec<String> = senders
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        dead.join().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        ticker.join().unwrap();
+        let received: Vec<String> = readers
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        (sent, received)
+    });
+    clock.advance(GAP_GRACE_MS);
+    // One more message gives the reader evidence about any number given up at the tail.
+    hub.send(&req("w", "inbox", "last")).unwrap();
+    clock.advance(GAP_GRACE_MS);
+    loop {
+        let batch = bodies(&hub, "inbox", 500, true);
+        if batch.is_empty() {
+            break;
+        }
+        received.extend(batch);
+    }
+    assert_eq!(received.pop().as_deref(), Some("last"));
+    let unique: HashSet<&String> = received.iter().collect();
+    assert_eq!(unique.len(), received.len(), "a message was received twice");
+    let sent: HashSet<&String> = sent.iter().collect();
+    assert_eq!(unique, sent, "received and acknowledged sends differ");
+    assert!(sent.len() > 500, "too few sends succeeded: {}", sent.len());
+    assert!(
+        message_keys(&store).is_empty(),
+        "{:?}",
+        message_keys(&store)
+    );
+}
+
+/// A store that runs `hook` once, at the first compare-and-swap on a message slot.
+struct Hooked<F: Fn(&MemoryStore)> {
+    inner: MemoryStore,
+    hook: F,
+    done: AtomicBool,
+}
+
+impl<F: Fn(&MemoryStore)> KeyValue for Hooked<F> {
+    type Cas = <MemoryStore as KeyValue>::Cas;
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get(key)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.set(key, value)
+    }
+    fn delete(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.delete(key)
+    }
+    fn list_keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.inner.list_keys(prefix)
+    }
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
+        self.inner.increment(key, delta)
+    }
+    fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError> {
+        if key.starts_with("hub:msg:") && !self.done.swap(true, Ordering::SeqCst) {
+            (self.hook)(&self.inner);
+        }
+        self.inner.cas_begin(key)
+    }
+    fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<bool, StoreError> {
+        self.inner.cas_swap(cas, value)
+    }
+}
+
+/// The worst case: a sender stalls so long after taking its number that a reader gives the number
+/// up, claims past it and deletes it. The sender must notice, not write into the dead slot (which
+/// no reader would ever look at again), and deliver under a new number.
+#[test]
+fn a_sender_stalled_past_the_grace_period_still_delivers() {
+    let clock = ManualClock::new();
+    let store = Hooked {
+        inner: MemoryStore::new(),
+        hook: |inner: &MemoryStore| {
+            let other = Hub::with_clock(inner, clock.clone());
+            other.send(&req("x", "b", "later")).unwrap();
+            clock.advance(GAP_GRACE_MS + 1);
+            assert_eq!(bodies(&other, "b", 50, true), ["later"]);
+            assert!(inner.get("hub:msg:b:1").unwrap().is_none());
+        },
+        done: AtomicBool::new(false),
+    };
+    let hub = Hub::with_clock(&store, clock.clone());
+    hub.send(&req("a", "b", "slow")).unwrap();
+    assert_eq!(bodies(&hub, "b", 50, true), ["slow"]);
+    assert!(
+        message_keys(&store.inner).is_empty(),
+        "{:?}",
+        store.inner.keys()
+    );
+}
