@@ -59,6 +59,18 @@ pub struct Nav {
     pub projects: Vec<NavProject>,
 }
 
+impl Nav {
+    /// The names of a project and one of its subprojects, when both are in the sidebar.
+    pub fn find(&self, project: &str, subproject: &str) -> Option<(Named, Named)> {
+        let p = self.projects.iter().find(|p| p.project.id == project)?;
+        let s = p
+            .subprojects
+            .iter()
+            .find(|s| s.subproject.id == subproject)?;
+        Some((p.project.clone(), s.subproject.clone()))
+    }
+}
+
 /// Where in the tree the reader is; drives the breadcrumbs, the open sidebar section and the
 /// `active` link. The default is the docs home.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

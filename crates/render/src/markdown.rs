@@ -1,5 +1,7 @@
 //! Markdown to HTML: parser options, heading ids and outline, link rewriting, raw HTML escaping.
 
+use std::collections::VecDeque;
+
 use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
 
 use crate::links::{self, Rewrite};
@@ -99,19 +101,23 @@ pub fn render_body(body: &str, base: &[&str]) -> Rendered {
         }
     }
 
-    let mut out = Vec::with_capacity(events.len());
     let mut toc = Vec::new();
     let mut h1 = None;
     let mut events = events.into_iter();
-    while let Some(event) = events.next() {
+    // Events go straight to the HTML writer; only a heading's own events wait in `pending`
+    // until its text, and so its id, is known.
+    let mut pending: VecDeque<Event<'_>> = VecDeque::new();
+    let stream = std::iter::from_fn(|| {
+        if let Some(event) = pending.pop_front() {
+            return Some(event);
+        }
+        let event = events.next()?;
         let Event::Start(Tag::Heading {
             level, id, classes, ..
         }) = event
         else {
-            out.push(event);
-            continue;
+            return Some(event);
         };
-        let mut inner = Vec::new();
         let mut text = String::new();
         for event in events.by_ref() {
             match &event {
@@ -119,8 +125,9 @@ pub fn render_body(body: &str, base: &[&str]) -> Rendered {
                 Event::Text(t) | Event::Code(t) => text.push_str(t),
                 _ => {}
             }
-            inner.push(event);
+            pending.push_back(event);
         }
+        pending.push_back(Event::End(TagEnd::Heading(level)));
         let text = text.trim().to_owned();
         let id = match id {
             Some(id) => ids.explicit(&id),
@@ -135,18 +142,15 @@ pub fn render_body(body: &str, base: &[&str]) -> Rendered {
             }),
             _ => {}
         }
-        out.push(Event::Start(Tag::Heading {
+        Some(Event::Start(Tag::Heading {
             level,
             id: Some(CowStr::from(id)),
             classes,
             attrs: Vec::new(),
-        }));
-        out.extend(inner);
-        out.push(Event::End(TagEnd::Heading(level)));
-    }
-
+        }))
+    });
     let mut html = String::with_capacity(body.len() * 3 / 2);
-    html::push_html(&mut html, out.into_iter());
+    html::push_html(&mut html, stream);
     Rendered { html, toc, h1 }
 }
 

@@ -566,14 +566,16 @@ impl Site<'_> {
                 None => self.missing_page(project, subproject, id),
             };
         }
-        let (Some(page), Some((p, s, _))) = (
-            self.root.page(project, subproject, id)?,
-            self.place(project, subproject)?,
-        ) else {
+        // The sidebar lists the subproject's pages by title, so they are all read anyway;
+        // the page itself is one of them.
+        let pages = self.root.pages(project, subproject)?;
+        let Some(page) = pages.iter().find(|page| page.id == id) else {
             return self.missing_page(project, subproject, id);
         };
-        let pages = self.root.pages(project, subproject)?;
         let nav = self.nav(Some((project, subproject, &pages)))?;
+        let Some((p, s)) = nav.find(project, subproject) else {
+            return self.missing_page(project, subproject, id);
+        };
         let here = Location {
             project: Some(p),
             subproject: Some(s),

@@ -1,0 +1,99 @@
+//! Native timings (not a test): rendering a 20 KB page, alone and as the whole `/docs` request
+//! through [`dochub_render::site::handle`] on a temporary content tree. Compare with
+//! `benches/docs.sh`, which times the same page through `docs.wasm` under the host.
+//!
+//! Run with `cargo bench -p dochub-render`.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use dochub_content::auth::AuthConfig;
+use dochub_render::site::{SiteConfig, SiteRequest, handle};
+use dochub_render::{Location, Nav, document_page, render_markdown};
+
+const RUNS: usize = 300;
+
+/// About `target` bytes of typical markdown (the same shape as the host benchmark's page).
+fn page(target: usize) -> String {
+    let mut md = String::from(
+        "---\ntitle: A large page\nsummary: About 20 KB of typical markdown.\n---\n# A large page\n\n",
+    );
+    let mut section = 0;
+    while md.len() < target {
+        section += 1;
+        let _ = write!(
+            md,
+            "## Section {section}\n\nThis paragraph has *emphasis*, **strong text**, `inline code` and a \
+             [link to another page](other.md#part-{section}). It runs long enough to wrap on a \
+             wide screen, as prose in documentation does.\n\n### Details {section}\n\n\
+             - first item with `code`\n- second item\n  - nested item\n- [ ] a task\n\n\
+             | Name | Type | Default |\n|------|------|---------|\n| `limit` | integer | 50 |\n\
+             | `ack` | boolean | false |\n\n```rust\nfn handler_{section}(req: Request) -> Response {{\n    \
+             route(req.path())\n}}\n```\n\n"
+        );
+    }
+    md
+}
+
+fn p50(mut f: impl FnMut()) -> Duration {
+    for _ in 0..20 {
+        f();
+    }
+    let mut times: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[RUNS / 2]
+}
+
+fn main() -> std::io::Result<()> {
+    let md = page(20 * 1024);
+    // The floor: pulldown-cmark with the same options and no rewriting, ids or outline.
+    let bare = p50(|| {
+        let mut html = String::new();
+        let parser = pulldown_cmark::Parser::new_ext(black_box(&md), dochub_render::options());
+        pulldown_cmark::html::push_html(&mut html, parser);
+        black_box(html);
+    });
+    let markdown = p50(|| {
+        black_box(render_markdown(black_box(&md), &["p", "s"]));
+    });
+    let rendered = render_markdown(&md, &["p", "s"]);
+    let layout = p50(|| {
+        black_box(document_page(&Nav::default(), &Location::default(), "T", "S", &rendered).ok());
+    });
+
+    let content = tempfile::tempdir()?;
+    std::fs::create_dir_all(content.path().join("p/s"))?;
+    std::fs::write(content.path().join("p/s/big.md"), &md)?;
+    std::fs::write(content.path().join("p/s/other.md"), "# Other\n")?;
+    let config = SiteConfig {
+        content_dir: content.path().to_path_buf(),
+        auth: AuthConfig::new("development", ""),
+    };
+    let request = |query| SiteRequest {
+        method: "GET",
+        path: "/p/s/big",
+        query,
+        authorization: None,
+    };
+    let site = p50(|| {
+        black_box(handle(&config, &request("")));
+    });
+    let raw = p50(|| {
+        black_box(handle(&config, &request("format=raw")));
+    });
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("{} bytes of markdown, p50 of {RUNS} runs:", md.len());
+    println!("  pulldown-cmark alone:      {:.3} ms", ms(bare));
+    println!("  render_markdown:           {:.3} ms", ms(markdown));
+    println!("  document_page (layout):    {:.3} ms", ms(layout));
+    println!("  site::handle, rendered:    {:.3} ms", ms(site));
+    println!("  site::handle, ?format=raw: {:.3} ms", ms(raw));
+    Ok(())
+}
