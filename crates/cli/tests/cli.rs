@@ -141,3 +141,17 @@ fn check_passes_clean_content_and_strict_counts_warnings() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("error: p/s/c.md: reference target `p/gone` does not exist"));
 }
+
+#[test]
+fn bundled_content_checks_clean_and_builds() {
+    let content = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../content");
+    let o = dochub(&[Path::new("check"), Path::new("--strict"), &content]);
+    assert!(o.status.success(), "{}", stdout(&o));
+    let out = tempfile::tempdir().unwrap();
+    let o = dochub(&[Path::new("build"), &content, out.path()]);
+    assert!(o.status.success(), "{o:?}");
+    let master: serde_json::Value =
+        serde_json::from_slice(&fs::read(out.path().join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(master["projects"][0]["id"], "dochub");
+    assert!(master["total_documents"].as_u64().unwrap() >= 10);
+}

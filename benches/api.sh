@@ -1,0 +1,72 @@
+#!/bin/sh
+# API benchmark (not a test; figures depend on the machine): the size of api.wasm, and
+# requests/s with p50/p99 latency of /api/health and /api/manifest (plus a raw page and a
+# search) under the local host, loaded by wrk from a second process. Run once on the bundled
+# content with manifests generated per request, once with SERVE_PREBUILT.
+#
+# Needs wrk (Debian: apt-get install -y wrk). API_BENCH_SECONDS (default 10) and
+# API_BENCH_CONNECTIONS (default 16) change the load; API_BENCH_PORT (default 3917) the port.
+set -eu
+cd "$(dirname "$0")/.."
+command -v wrk >/dev/null || { echo "benches/api.sh needs wrk (apt-get install -y wrk)" >&2; exit 1; }
+seconds="${API_BENCH_SECONDS:-10}"
+connections="${API_BENCH_CONNECTIONS:-16}"
+port="${API_BENCH_PORT:-3917}"
+
+cargo build --quiet -p dochub-host -p dochub-cli
+cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub
+host=target/debug/dochub-host
+work="$(mktemp -d)"
+pid=""
+cleanup() {
+    if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+echo "api.wasm: $(wc -c < target/wasm32-wasip2/wasm/api.wasm) bytes"
+target/debug/dochub build content "$work/build"
+
+# A copy of spin.toml with absolute sources; the prebuilt variant also mounts the build at /build.
+derive() {
+    awk -v root="$PWD" -v build="$work/build" -v prebuilt="$1" '
+        /^\[/ { section = $0 }
+        { gsub(/source = "/, "source = \"" root "/") }
+        prebuilt == "1" && section == "[component.api]" && /^files = / {
+            $0 = "files = [{ source = \"" root "/content\", destination = \"/content\" }, { source = \"" build "\", destination = \"/build\" }]"
+        }
+        prebuilt == "1" && section == "[component.api]" && /^environment = / {
+            $0 = "environment = { CONTENT_DIR = \"/content\", SERVE_PREBUILT = \"1\", BUILD_DIR = \"/build\" }"
+        }
+        { print }' spin.toml > "$work/spin-$1.toml"
+}
+
+load() {
+    out="$(wrk -t2 -c"$connections" -d"${seconds}s" --latency "http://127.0.0.1:$port$1")"
+    rps="$(echo "$out" | awk '/^Requests\/sec/ { print $2 }')"
+    p50="$(echo "$out" | awk '$1 == "50%" { print $2 }')"
+    p99="$(echo "$out" | awk '$1 == "99%" { print $2 }')"
+    errors="$(echo "$out" | awk '/Non-2xx|Socket errors/ { printf "%s ", $0 }')"
+    printf '  %-36s %9s req/s   p50 %-9s p99 %-9s %s\n' "$1" "$rps" "$p50" "$p99" "$errors"
+}
+
+for prebuilt in 0 1; do
+    derive "$prebuilt"
+    "$host" --manifest "$work/spin-$prebuilt.toml" --listen "127.0.0.1:$port" \
+        --state-dir "$work/state-$prebuilt" >"$work/host-$prebuilt.log" 2>&1 &
+    pid=$!
+    i=0
+    until curl -sf -o /dev/null "http://127.0.0.1:$port/api/health"; do
+        i=$((i + 1))
+        if [ "$i" -gt 300 ]; then echo "host did not start:" >&2; cat "$work/host-$prebuilt.log" >&2; exit 1; fi
+        sleep 0.1
+    done
+    if [ "$prebuilt" = 1 ]; then echo "SERVE_PREBUILT (manifests read from the build):"; else echo "live (manifests generated per request):"; fi
+    echo "  $(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2), $connections connections, ${seconds}s per route, $(nproc) cores shared with the host"
+    load /api/health
+    load /api/manifest
+    load /api/manifest/dochub/api
+    load /api/raw/dochub/api/routes
+    load "/api/search?q=manifest"
+    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+done
