@@ -1,0 +1,203 @@
+//! `dochub_content::api` natively: routing, methods, auth and errors, without a host.
+
+use std::path::Path;
+
+use chrono::Utc;
+use dochub_content::api::{
+    ApiConfig, ApiRequest, ApiResponse, Database, Gate, Health, Route, handle, handle_or_health,
+    health_response, query_param, route,
+};
+use dochub_content::auth::{AuthConfig, token_digest};
+
+fn config(environment: &str, tokens: &str) -> ApiConfig {
+    ApiConfig {
+        content_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/basic"),
+        prebuilt_dir: None,
+        auth: AuthConfig::new(environment, tokens),
+    }
+}
+
+fn get(config: &ApiConfig, path: &str, query: &str, auth: Option<&str>) -> ApiResponse {
+    handle(
+        config,
+        &ApiRequest {
+            method: "GET",
+            path,
+            query,
+            authorization: auth,
+        },
+        Utc::now(),
+    )
+}
+
+fn error_of(res: &ApiResponse) -> String {
+    let v: serde_json::Value = serde_json::from_slice(&res.body).unwrap();
+    v["error"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn routes() {
+    assert_eq!(route("/health"), Route::Health);
+    assert_eq!(route("/manifest"), Route::Manifest);
+    assert_eq!(route("/manifest/"), Route::Manifest);
+    assert_eq!(
+        route("/manifest/a%20b/c"),
+        Route::SubprojectManifest("a b".into(), "c".into())
+    );
+    assert_eq!(
+        route("/raw/a/b/c%2Fd"),
+        Route::Raw("a".into(), "b".into(), "c/d".into())
+    );
+    assert_eq!(route("/report/latest"), Route::LatestReport);
+    for p in [
+        "",
+        "/",
+        "//manifest",
+        "/manifest//",
+        "/raw/a//c",
+        "/raw/a/b/%FF",
+        "manifest",
+        "/report",
+    ] {
+        assert_eq!(route(p), Route::NotFound, "{p:?}");
+    }
+}
+
+#[test]
+fn query_parameters() {
+    assert_eq!(query_param("q=a+b&x=1", "q").as_deref(), Some("a b"));
+    assert_eq!(query_param("x=1&q=%C3%BC%2B", "q").as_deref(), Some("ü+"));
+    assert_eq!(query_param("q&x", "q").as_deref(), Some(""));
+    assert_eq!(query_param("q=1&q=2", "q").as_deref(), Some("1"));
+    assert_eq!(query_param("qq=1", "q"), None);
+}
+
+#[test]
+fn responses() {
+    let c = config("development", "");
+    let res = get(&c, "/manifest/alpha/guide", "", None);
+    assert_eq!(res.status, 200);
+    assert_eq!(res.get_header("Content-Type"), Some("application/json"));
+    let res = get(&c, "/raw/alpha/guide/install", "", None);
+    assert_eq!(
+        res.get_header("content-type"),
+        Some("text/markdown; charset=utf-8")
+    );
+    let res = get(&c, "/raw/alpha/guide/..%2F..%2F..%2Foutside", "", None);
+    assert_eq!(
+        (res.status, error_of(&res).as_str()),
+        (404, "Document not found")
+    );
+    let res = get(&c, "/search", "q=%20x%20", None);
+    assert_eq!(res.status, 400);
+    let res = get(&c, "/report/latest", "", None);
+    assert_eq!(res.status, 200);
+    let head = handle(
+        &c,
+        &ApiRequest {
+            method: "HEAD",
+            path: "/manifest",
+            query: "",
+            authorization: None,
+        },
+        Utc::now(),
+    );
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    let post = handle(
+        &c,
+        &ApiRequest {
+            method: "POST",
+            path: "/search",
+            query: "q=ab",
+            authorization: None,
+        },
+        Utc::now(),
+    );
+    assert_eq!(
+        (post.status, post.get_header("allow")),
+        (405, Some("GET, HEAD"))
+    );
+    let post = handle(
+        &c,
+        &ApiRequest {
+            method: "POST",
+            path: "/nope",
+            query: "",
+            authorization: None,
+        },
+        Utc::now(),
+    );
+    assert_eq!(post.status, 404);
+}
+
+#[test]
+fn production_gate() {
+    let c = config("production", &token_digest("t0ken"));
+    let res = get(&c, "/manifest", "", None);
+    assert_eq!(res.status, 401);
+    assert_eq!(
+        res.get_header("www-authenticate"),
+        Some("Bearer realm=\"dochub\"")
+    );
+    assert_eq!(get(&c, "/manifest", "", Some("Bearer t0ken")).status, 200);
+    assert_eq!(get(&c, "/nope", "", None).status, 401);
+    let gate = handle_or_health(
+        &c,
+        &ApiRequest {
+            method: "GET",
+            path: "/health",
+            query: "",
+            authorization: None,
+        },
+        Utc::now(),
+    );
+    assert_eq!(gate, Gate::Health);
+}
+
+#[test]
+fn prebuilt_and_missing_roots() {
+    let mut c = config("development", "");
+    c.content_dir = "/no/such/root".into();
+    let res = get(&c, "/manifest", "", None);
+    assert_eq!(res.status, 500);
+    assert!(error_of(&res).contains("`/no/such/root` does not exist"));
+    let build = tempfile::tempdir().unwrap();
+    c.prebuilt_dir = Some(build.path().to_path_buf());
+    let res = get(&c, "/manifest/alpha", "", None);
+    assert_eq!(res.status, 500);
+    assert!(error_of(&res).contains("has no manifest.json"));
+    let root = dochub_content::ContentRoot::open(config("x", "").content_dir).unwrap();
+    dochub_content::prebuilt::write_build(&root, build.path(), Utc::now()).unwrap();
+    // Manifests now come from the build even though the content root is gone.
+    assert_eq!(get(&c, "/manifest/alpha", "", None).status, 200);
+    assert_eq!(get(&c, "/manifest/alpha/nope", "", None).status, 404);
+    assert_eq!(get(&c, "/raw/alpha/guide/install", "", None).status, 500);
+}
+
+#[test]
+fn health_status() {
+    let now = Utc::now();
+    let h = Health::new(
+        "1.2.3",
+        now - chrono::Duration::milliseconds(1500),
+        Database::Disconnected,
+        "prod",
+        now,
+    );
+    assert_eq!(h.status, "degraded");
+    assert_eq!(h.uptime, 1.5);
+    let h = Health::new(
+        "1.2.3",
+        now + chrono::Duration::seconds(1),
+        Database::Unknown,
+        "dev",
+        now,
+    );
+    assert_eq!((h.status.as_str(), h.uptime), ("healthy", 0.0));
+    let res = health_response(&h, "GET");
+    let v: serde_json::Value = serde_json::from_slice(&res.body).unwrap();
+    assert_eq!(v["database"], "unknown");
+    assert_eq!(v["service"], "dochub");
+    assert!(health_response(&h, "HEAD").body.is_empty());
+}
