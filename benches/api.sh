@@ -27,16 +27,17 @@ trap cleanup EXIT INT TERM
 echo "api.wasm: $(wc -c < target/wasm32-wasip2/wasm/api.wasm) bytes"
 target/debug/dochub build content "$work/build"
 
-# A copy of spin.toml with absolute sources; the prebuilt variant also mounts the build at /build.
+# A copy of spin.toml with absolute sources and this run's build mounted at /build; the
+# prebuilt variant also sets SERVE_PREBUILT.
 derive() {
     awk -v root="$PWD" -v build="$work/build" -v prebuilt="$1" '
         /^\[/ { section = $0 }
         { gsub(/source = "/, "source = \"" root "/") }
-        prebuilt == "1" && section == "[component.api]" && /^files = / {
+        section == "[component.api]" && /^files = / {
             $0 = "files = [{ source = \"" root "/content\", destination = \"/content\" }, { source = \"" build "\", destination = \"/build\" }]"
         }
         prebuilt == "1" && section == "[component.api]" && /^environment = / {
-            $0 = "environment = { CONTENT_DIR = \"/content\", SERVE_PREBUILT = \"1\", BUILD_DIR = \"/build\" }"
+            $0 = "environment = { CONTENT_DIR = \"/content\", BUILD_DIR = \"/build\", SERVE_PREBUILT = \"1\" }"
         }
         { print }' spin.toml > "$work/spin-$1.toml"
 }

@@ -420,8 +420,9 @@ async fn prebuilt_manifests_match_live_ones() {
     let live = start(&fixture("basic")).await;
     let pre = TestApp::builder()
         .content(fixture("basic"))
-        .mount(build.path(), "/build")
+        .mount(build.path(), "/prebuilt")
         .env("SERVE_PREBUILT", "1")
+        .env("BUILD_DIR", "/prebuilt")
         .start()
         .await
         .unwrap();
@@ -463,18 +464,29 @@ async fn prebuilt_manifests_match_live_ones() {
     live.stop().await;
     pre.stop().await;
 
-    // SERVE_PREBUILT with nothing mounted: a clear 500.
+    // SERVE_PREBUILT with no build where BUILD_DIR points: a clear 500.
     let app = TestApp::builder()
         .content(fixture("basic"))
         .env("SERVE_PREBUILT", "1")
+        .env("BUILD_DIR", "/nowhere")
         .start()
         .await
         .unwrap();
     let msg = assert_json_error(&get(&app, "/api/manifest").await, 500);
     assert!(
-        msg.contains("`/build`") && msg.contains("dochub build"),
+        msg.contains("`/nowhere`") && msg.contains("dochub build"),
         "{msg}"
     );
+    // SERVE_PREBUILT=0 is off.
+    let app2 = TestApp::builder()
+        .content(fixture("basic"))
+        .env("SERVE_PREBUILT", "0")
+        .env("BUILD_DIR", "/nowhere")
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(get(&app2, "/api/manifest").await.status, 200);
+    app2.stop().await;
     app.stop().await;
 }
 
@@ -677,4 +689,38 @@ async fn health_reports_the_database() {
         "connected"
     );
     app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bundled_content_is_served_live_and_prebuilt_by_spin_toml() {
+    // spin.toml's build command writes build/ from content/ and mounts it at /build.
+    let live = TestApp::builder().start().await.unwrap();
+    let pre = TestApp::builder()
+        .env("SERVE_PREBUILT", "1")
+        .start()
+        .await
+        .unwrap();
+    let mut a = get(&live, "/api/manifest").await.json();
+    let mut b = get(&pre, "/api/manifest").await.json();
+    assert_eq!(a["projects"][0]["id"], "dochub");
+    a.as_object_mut().unwrap().remove("generated_at");
+    b.as_object_mut().unwrap().remove("generated_at");
+    assert_eq!(a, b);
+    let subprojects = get(&live, "/api/manifest/dochub").await.json()["subprojects"].clone();
+    for s in subprojects.as_array().unwrap() {
+        let path = format!("/api/manifest/dochub/{}", s["id"].as_str().unwrap());
+        let (l, p) = (get(&live, &path).await, get(&pre, &path).await);
+        assert_eq!(
+            (l.status, p.status),
+            (StatusCode::OK, StatusCode::OK),
+            "{path}"
+        );
+        assert_eq!(l.body, p.body, "{path}");
+        for d in l.json()["documents"].as_array().unwrap() {
+            let raw = get(&live, d["raw_url"].as_str().unwrap()).await;
+            assert_eq!(raw.status, 200, "{}", d["raw_url"]);
+        }
+    }
+    live.stop().await;
+    pre.stop().await;
 }

@@ -9,6 +9,7 @@
 //! build/manifest/<project>/<subproject>.json   GET /api/manifest/<project>/<subproject>
 //! ```
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -40,9 +41,10 @@ pub struct BuildSummary {
     pub documents: usize,
 }
 
-/// Writes every manifest of `root` into `out` (created if needed), replacing
-/// the manifests of an earlier build so none goes stale. Other files in `out`
-/// are left alone.
+/// Writes every manifest of `root` into `out` (created if needed) and removes
+/// manifests of an earlier build that no longer exist, so none goes stale.
+/// Other files in `out` are left alone. Files are overwritten in place, so two
+/// builds of the same content running at once (parallel test processes) agree.
 pub fn write_build(
     root: &ContentRoot,
     out: &Path,
@@ -50,12 +52,7 @@ pub fn write_build(
 ) -> Result<BuildSummary, ContentError> {
     let master = root.master_manifest(generated_at)?;
     let dir = out.join(MANIFEST_DIR);
-    match fs::remove_dir_all(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(ContentError::io(dir, e)),
-    }
-    fs::create_dir_all(&dir).map_err(|e| ContentError::io(&dir, e))?;
+    let mut written = BTreeSet::new();
     let mut summary = BuildSummary {
         projects: 0,
         subprojects: 0,
@@ -63,25 +60,56 @@ pub fn write_build(
     };
     for p in &master.projects {
         if let Some(manifest) = root.project_manifest(&p.id)? {
-            write(&dir.join(format!("{}.json", p.id)), &to_json(&manifest)?)?;
-            summary.projects += 1;
             let pdir = dir.join(&p.id);
             fs::create_dir_all(&pdir).map_err(|e| ContentError::io(&pdir, e))?;
+            written.insert(write(
+                &dir.join(format!("{}.json", p.id)),
+                &to_json(&manifest)?,
+            )?);
+            summary.projects += 1;
             for s in &manifest.subprojects {
                 if let Some(sm) = root.subproject_manifest(&p.id, &s.id)? {
-                    write(&pdir.join(format!("{}.json", s.id)), &to_json(&sm)?)?;
+                    written.insert(write(&pdir.join(format!("{}.json", s.id)), &to_json(&sm)?)?);
                     summary.subprojects += 1;
                 }
             }
         }
     }
+    fs::create_dir_all(&dir).map_err(|e| ContentError::io(&dir, e))?;
+    remove_stale(&dir, &written)?;
     // The master goes last: its presence marks a complete build.
     write(&out.join(MASTER_FILE), &to_json(&master)?)?;
     Ok(summary)
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), ContentError> {
-    fs::write(path, bytes).map_err(|e| ContentError::io(path, e))
+/// Deletes files under `dir` not in `keep`, then directories left empty.
+fn remove_stale(dir: &Path, keep: &BTreeSet<PathBuf>) -> Result<(), ContentError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(ContentError::io(dir, e)),
+    };
+    for entry in entries {
+        let path = entry.map_err(|e| ContentError::io(dir, e))?.path();
+        let gone = |r: std::io::Result<()>| match r {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ContentError::io(&path, e)),
+            _ => Ok(()),
+        };
+        if path.is_dir() {
+            remove_stale(&path, keep)?;
+            if fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none()) {
+                gone(fs::remove_dir(&path))?;
+            }
+        } else if !keep.contains(&path) {
+            gone(fs::remove_file(&path))?;
+        }
+    }
+    Ok(())
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<PathBuf, ContentError> {
+    fs::write(path, bytes).map_err(|e| ContentError::io(path, e))?;
+    Ok(path.to_path_buf())
 }
 
 /// A prebuilt build directory, opened for serving.

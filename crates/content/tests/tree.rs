@@ -335,12 +335,22 @@ fn prebuilt_matches_live() {
     // A stale manifest from an earlier build must disappear.
     fs::create_dir_all(out.path().join("manifest/gone")).unwrap();
     fs::write(out.path().join("manifest/gone.json"), b"{}").unwrap();
+    fs::write(out.path().join("manifest/gone/sub.json"), b"{}").unwrap();
+    fs::create_dir_all(out.path().join("manifest/alpha")).unwrap();
+    fs::write(out.path().join("manifest/alpha/old.json"), b"{}").unwrap();
+    fs::write(out.path().join("keep.txt"), b"not ours").unwrap();
     let summary = write_build(&root, out.path(), t0()).unwrap();
     assert_eq!(
         (summary.projects, summary.subprojects, summary.documents),
         (3, 3, 9)
     );
     assert!(!out.path().join("manifest/gone.json").exists());
+    assert!(!out.path().join("manifest/gone").exists());
+    assert!(out.path().join("keep.txt").exists());
+    assert!(!out.path().join("manifest/alpha/old.json").exists());
+    assert!(out.path().join("manifest/alpha/guide.json").exists());
+    // Building again over a complete build is the same build.
+    write_build(&root, out.path(), t0()).unwrap();
     let pre = Prebuilt::open(out.path()).unwrap();
     assert_eq!(
         pre.master_manifest().unwrap(),
