@@ -396,7 +396,8 @@ pub fn card_page(
 }
 
 /// Search results for `query` in the full layout: each hit links to its page and shows its
-/// excerpt with the query marked. `note` (e.g. why nothing was searched) is shown when not empty.
+/// excerpt with the query marked. `note` (why nothing was searched, or that the list was cut)
+/// is shown above the results when not empty; with a note and no hits, nothing else is said.
 pub fn search_page(
     nav: &Nav,
     query: &str,

@@ -31,7 +31,9 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use dochub_content::auth::{AuthConfig, BASIC_CHALLENGE};
-use dochub_content::{ContentError, ContentRoot, MIN_QUERY_CHARS, Page, encode_segment};
+use dochub_content::{
+    ContentError, ContentRoot, MAX_RESULTS, MIN_QUERY_CHARS, Page, encode_segment,
+};
 use percent_encoding::percent_decode_str;
 
 use crate::layout::{
@@ -599,7 +601,14 @@ impl Site<'_> {
                         excerpt: hit.excerpt,
                     })
                     .collect();
-                search_page(&nav, query.trim(), &hits, "")?
+                let note = if hits.len() >= MAX_RESULTS {
+                    format!(
+                        "Only the first {MAX_RESULTS} matching pages are shown; a longer query narrows them down."
+                    )
+                } else {
+                    String::new()
+                };
+                search_page(&nav, query.trim(), &hits, &note)?
             }
             Err(ContentError::QueryTooShort) => search_page(
                 &nav,

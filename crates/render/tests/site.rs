@@ -385,3 +385,29 @@ fn bad_markdown_renders() {
     assert!(html.contains(r##"<a href="#section">???</a>"##), "{html}");
     assert!(html.contains(r##"<a href="#section-1">!!!</a>"##));
 }
+
+#[test]
+fn search_says_when_the_list_is_cut() {
+    let pages: Vec<(String, String)> = (0..60)
+        .map(|i| {
+            (
+                format!("p/s/page-{i:02}.md"),
+                format!("# Page {i}\n\nCommon words.\n"),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = pages
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    let dir = tree(&files);
+    let html = body(&get(dir.path(), "/search?q=common"));
+    assert_eq!(html.matches("<mark>").count(), 50, "at most 50 results");
+    assert!(
+        html.contains("Only the first 50 matching pages are shown"),
+        "{html}"
+    );
+    assert!(html.contains("50 pages match"));
+    let html = body(&get(dir.path(), "/search?q=page+7"));
+    assert!(!html.contains("Only the first"));
+}
