@@ -276,14 +276,15 @@ impl wasi_batch::Host for SpinCtx {
         keys: Vec<String>,
     ) -> wasmtime::Result<Result<Vec<(String, Option<Vec<u8>>)>, wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
-        let mut out = Vec::with_capacity(keys.len());
-        for key in keys {
-            match store.get(&key).await {
-                Ok(value) => out.push((key, value)),
-                Err(e) => return Ok(Err(wasi_error(e))),
-            }
-        }
-        Ok(Ok(out))
+        // Spin returns only the keys that exist.
+        Ok(match store.get_many(keys.clone()).await {
+            Ok(values) => Ok(keys
+                .into_iter()
+                .zip(values)
+                .filter(|(_, v)| v.is_some())
+                .collect()),
+            Err(e) => Err(wasi_error(e)),
+        })
     }
 
     async fn set_many(

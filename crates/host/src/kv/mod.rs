@@ -53,6 +53,14 @@ impl KvStore {
         }
     }
 
+    /// Returns the values of `keys`, in order, in one round trip.
+    pub async fn get_many(&self, keys: Vec<String>) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        match self {
+            KvStore::Sqlite(s) => s.get_many(keys).await,
+            KvStore::Redis(s) => s.get_many(keys).await,
+        }
+    }
+
     /// Sets `key` to `value`.
     pub async fn set(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         match self {

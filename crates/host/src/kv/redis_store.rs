@@ -40,6 +40,14 @@ impl RedisStore {
         Ok(redis::cmd("GET").arg(key).query_async(&mut conn).await?)
     }
 
+    pub async fn get_many(&self, keys: Vec<String>) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn.clone();
+        Ok(redis::cmd("MGET").arg(keys).query_async(&mut conn).await?)
+    }
+
     pub async fn set(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         let mut conn = self.conn.clone();
         let _: () = redis::cmd("SET")
@@ -154,6 +162,11 @@ mod tests {
         assert!(s.compare_and_swap(&key, Some(b"1"), b"\xff").await.unwrap());
         assert_eq!(s.get(&key).await.unwrap().unwrap(), b"\xff");
         assert!(s.keys().await.unwrap().contains(&key));
+        let many = s
+            .get_many(vec![key.clone(), unique("absent")])
+            .await
+            .unwrap();
+        assert_eq!(many, vec![Some(b"\xff".to_vec()), None]);
         for k in [counter, key] {
             s.delete(&k).await.unwrap();
         }

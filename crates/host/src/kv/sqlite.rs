@@ -74,12 +74,24 @@ impl SqliteStore {
         let key = key.to_string();
         self.with_conn(move |conn, label| {
             Ok(conn
-                .query_row(
-                    "SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2",
-                    params![label, key],
-                    |row| row.get(0),
-                )
+                .prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?
+                .query_row(params![label, key], |row| row.get(0))
                 .optional()?)
+        })
+        .await
+    }
+
+    pub async fn get_many(&self, keys: Vec<String>) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+        self.with_conn(move |conn, label| {
+            let mut stmt = conn
+                .prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?;
+            keys.iter()
+                .map(|key| {
+                    Ok(stmt
+                        .query_row(params![label, key], |row| row.get(0))
+                        .optional()?)
+                })
+                .collect()
         })
         .await
     }
@@ -87,11 +99,11 @@ impl SqliteStore {
     pub async fn set(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
         let (key, value) = (key.to_string(), value.to_vec());
         self.with_conn(move |conn, label| {
-            conn.execute(
+            conn.prepare_cached(
                 "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3)
                  ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
-                params![label, key, value],
-            )?;
+            )?
+            .execute(params![label, key, value])?;
             Ok(())
         })
         .await
@@ -100,10 +112,8 @@ impl SqliteStore {
     pub async fn delete(&self, key: &str) -> Result<(), KvError> {
         let key = key.to_string();
         self.with_conn(move |conn, label| {
-            conn.execute(
-                "DELETE FROM spin_key_value WHERE store = ?1 AND key = ?2",
-                params![label, key],
-            )?;
+            conn.prepare_cached("DELETE FROM spin_key_value WHERE store = ?1 AND key = ?2")?
+                .execute(params![label, key])?;
             Ok(())
         })
         .await
@@ -202,6 +212,14 @@ mod tests {
         s.set("a", b"1").await.unwrap();
         s.set("b", b"\xff\x00").await.unwrap();
         assert_eq!(s.get("b").await.unwrap().unwrap(), b"\xff\x00");
+        let many = s
+            .get_many(vec!["b".into(), "x".into(), "a".into()])
+            .await
+            .unwrap();
+        assert_eq!(
+            many,
+            vec![Some(b"\xff\x00".to_vec()), None, Some(b"1".to_vec())]
+        );
         assert_eq!(s.keys().await.unwrap(), vec!["a", "b"]);
         s.delete("a").await.unwrap();
         s.delete("missing").await.unwrap();
