@@ -512,3 +512,89 @@ async fn production_requires_a_token() {
     assert_eq!(res.status(), 200);
     app.stop().await;
 }
+
+/// Decodes `%XX` escapes (as in a fragment the HTML writer percent-encoded).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = s.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Every `href` of a page, unescaped.
+fn hrefs(html: &str) -> Vec<String> {
+    html.split(r#"href=""#)
+        .skip(1)
+        .filter_map(|rest| rest.find('"').map(|end| rest[..end].replace("&amp;", "&")))
+        .collect()
+}
+
+/// The bundled documentation, crawled from `/docs/` like a reader clicking every link: every
+/// page answers 200, and every link between pages (and every `#fragment` on one) lands.
+#[tokio::test(flavor = "multi_thread")]
+async fn bundled_docs_have_no_broken_links() {
+    let app = TestApp::builder().start().await.expect("app starts");
+    let mut queue = vec!["/docs/".to_owned()];
+    let mut pages = std::collections::HashMap::new();
+    let mut links = Vec::new();
+    while let Some(path) = queue.pop() {
+        if pages.contains_key(&path) {
+            continue;
+        }
+        let (status, headers, html) = get(&app, &path).await;
+        assert_eq!(status, 200, "{path}");
+        let is_html = header(&headers, "content-type").starts_with("text/html");
+        if is_html {
+            for href in hrefs(&html) {
+                let (target, fragment) = match href.split_once('#') {
+                    Some(("", f)) => (path.clone(), Some(f.to_owned())),
+                    Some((t, f)) => (t.to_owned(), Some(f.to_owned())),
+                    None => (href.clone(), None),
+                };
+                if target.starts_with("/docs/") && !target.starts_with("/docs/search") {
+                    queue.push(target.clone());
+                    links.push((path.clone(), target, fragment));
+                }
+            }
+        }
+        pages.insert(path, if is_html { html } else { String::new() });
+        assert!(pages.len() < 500, "the crawl should end");
+    }
+    assert!(
+        pages.len() > 10,
+        "the bundled docs have pages: {:?}",
+        pages.keys()
+    );
+    let mut broken = Vec::new();
+    let mut anchors = 0;
+    for (from, to, fragment) in &links {
+        if let Some(fragment) = fragment
+            && !fragment.is_empty()
+        {
+            anchors += 1;
+            let id = percent_decode(fragment);
+            let html = &pages[to];
+            if !html.contains(&format!(r#" id="{id}""#)) {
+                broken.push(format!("{from} -> {to}#{fragment}"));
+            }
+        }
+    }
+    assert!(
+        anchors > 20,
+        "TOC entries and cross-links are checked: {anchors}"
+    );
+    assert!(broken.is_empty(), "links to missing anchors: {broken:#?}");
+    app.stop().await;
+}
