@@ -12,6 +12,7 @@
 //! | `/<p>/<s>/` | its `index.md` as a document, else a card list of pages; 404 when none |
 //! | `/<p>/<s>/<page>` | the page (`?format=raw`: the markdown as `text/markdown`) |
 //! | `/<p>/<s>/<page>/`, `/<p>/<s>/<page>.md` | 301 to `/docs/<p>/<s>/<page>` when it exists |
+//! | `/<p>/<s>/index` | 301 to `/docs/<p>/<s>/` (its raw form stays at `?format=raw`) |
 //!
 //! Anything else, and any segment that is not a valid id (`..`, `.hidden`, `_master`,
 //! encoded slashes), is a 404 page in the layout. Methods other than GET and HEAD get a 405
@@ -362,6 +363,13 @@ fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, S
                 }
             }
             let raw = query_param(req.query, "format").as_deref() == Some("raw");
+            if page == "index" && !raw && root.raw(&project, &subproject, "index")?.is_some() {
+                // The landing page has one address, the subproject's.
+                return Ok(SiteResponse::redirect(
+                    301,
+                    subproject_href(&project, &subproject),
+                ));
+            }
             site.page(&project, &subproject, &page, raw)
         }
         Route::Bare | Route::NotFound => site.not_found("There is no page at this address."),

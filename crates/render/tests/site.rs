@@ -181,6 +181,15 @@ fn subproject_with_index_renders_it() {
     .expect("write");
     let html = body(&get(dir.path(), "/alpha/guide/"));
     assert!(html.contains("<h1>Guide home</h1>"));
+    // One address for the landing page; its raw form stays where every page's is.
+    assert_redirect(
+        &get(dir.path(), "/alpha/guide/index"),
+        301,
+        "/docs/alpha/guide/",
+    );
+    let raw = get(dir.path(), "/alpha/guide/index?format=raw");
+    assert_eq!(raw.status, 200);
+    assert!(body(&raw).starts_with("---\ntitle: Guide home"));
     assert!(
         html.contains(
             r#"<a class="active" aria-current="page" href="/docs/alpha/guide/">Guide home</a>"#
