@@ -107,7 +107,7 @@ impl AppBuilder {
     pub async fn start(self) -> anyhow::Result<TestApp> {
         ensure_components_built()?;
         let dir = tempfile::tempdir()?;
-        let manifest = self.derive_manifest()?;
+        let manifest = self.derive_manifest(dir.path())?;
         let manifest_path = dir.path().join("spin.toml");
         std::fs::write(&manifest_path, manifest)?;
         let state_dir = self
@@ -129,7 +129,7 @@ impl AppBuilder {
         })
     }
 
-    fn derive_manifest(&self) -> anyhow::Result<String> {
+    fn derive_manifest(&self, scratch: &Path) -> anyhow::Result<String> {
         let root = repo_root();
         let text = std::fs::read_to_string(root.join("spin.toml"))?;
         let mut doc: toml::Table = toml::from_str(&text)?;
@@ -157,7 +157,16 @@ impl AppBuilder {
                     let source = table.get("source").and_then(|s| s.as_str()).unwrap_or("");
                     let source = match (&self.content, source.strip_prefix("content")) {
                         (Some(content), Some(rest)) if rest.is_empty() || rest.starts_with('/') => {
-                            path_string(&content.join(rest.trim_start_matches('/')))
+                            let redirected = content.join(rest.trim_start_matches('/'));
+                            // A fixture need not carry every folder spin.toml mounts (e.g.
+                            // `_overviews`): an empty one stands in, as an empty folder would.
+                            if redirected.exists() {
+                                path_string(&redirected)
+                            } else {
+                                let empty = scratch.join("empty").join(files.len().to_string());
+                                std::fs::create_dir_all(&empty)?;
+                                path_string(&empty)
+                            }
                         }
                         _ => absolute(&root, source),
                     };
