@@ -47,11 +47,23 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     for d in &diagnostics {
         println!("{d}");
     }
-    let errors = diagnostics
+    let mut errors = diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
         .count();
-    let warnings = diagnostics.len() - errors;
+    // A tree without `_overviews` serves no overview pages; one with it must match the registry.
+    let overviews = args.content_dir.join("_overviews");
+    if overviews.is_dir() {
+        let report = dochub_overview::check_dir(&overviews)?;
+        for line in report.to_string().lines() {
+            println!("error: {line}");
+            errors += 1;
+        }
+    }
+    let warnings = diagnostics
+        .iter()
+        .filter(|d| d.severity != Severity::Error)
+        .count();
     println!("{errors} error(s), {warnings} warning(s)");
     Ok(if errors > 0 || (args.strict && warnings > 0) {
         ExitCode::FAILURE

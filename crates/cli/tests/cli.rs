@@ -143,6 +143,31 @@ fn check_passes_clean_content_and_strict_counts_warnings() {
 }
 
 #[test]
+fn check_reports_overviews_the_registry_does_not_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let overviews = dir.path().join("_overviews");
+    fs::create_dir_all(&overviews).unwrap();
+    for name in ["architecture.html", "content-pipeline.html", "stray.html"] {
+        fs::write(overviews.join(name), "<!doctype html>").unwrap();
+    }
+    let o = dochub(&[Path::new("check"), dir.path()]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains("error: overview `auth-deployment` (Authentication & Deployment) is registered but _overviews/auth-deployment.html is missing"),
+        "{text}"
+    );
+    assert!(
+        text.contains("error: _overviews/stray.html has no registry entry"),
+        "{text}"
+    );
+    assert!(
+        text.trim_end().ends_with("2 error(s), 0 warning(s)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn bundled_content_checks_clean_and_builds() {
     let content = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../content");
     let o = dochub(&[Path::new("check"), Path::new("--strict"), &content]);
