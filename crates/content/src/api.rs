@@ -50,60 +50,7 @@ pub struct ApiConfig {
     pub auth: AuthConfig,
 }
 
-/// The parts of a request the API looks at.
-#[derive(Debug, Clone, Copy)]
-pub struct ApiRequest<'a> {
-    /// HTTP method, e.g. `GET`.
-    pub method: &'a str,
-    /// Path below `/api`, still percent-encoded, e.g. `/manifest/dochub`.
-    pub path: &'a str,
-    /// Query string without `?`, still encoded.
-    pub query: &'a str,
-    /// The `Authorization` header, if any.
-    pub authorization: Option<&'a str>,
-}
-
-/// A response to write back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiResponse {
-    /// HTTP status code.
-    pub status: u16,
-    /// Headers, `Content-Type` included.
-    pub headers: Vec<(&'static str, String)>,
-    /// Body (empty for `HEAD`).
-    pub body: Vec<u8>,
-}
-
-impl ApiResponse {
-    fn new(status: u16, content_type: &str, body: Vec<u8>) -> ApiResponse {
-        ApiResponse {
-            status,
-            headers: vec![("content-type", content_type.to_owned())],
-            body,
-        }
-    }
-
-    /// A JSON error body `{"error": message}`.
-    pub fn error(status: u16, message: &str) -> ApiResponse {
-        let body = serde_json::json!({ "error": message })
-            .to_string()
-            .into_bytes();
-        ApiResponse::new(status, JSON, body)
-    }
-
-    fn header(mut self, name: &'static str, value: &str) -> ApiResponse {
-        self.headers.push((name, value.to_owned()));
-        self
-    }
-
-    /// The value of a header (first match, case-insensitive).
-    pub fn get_header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
+pub use crate::http::{Request as ApiRequest, Response as ApiResponse};
 
 /// A resolved route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,19 +138,19 @@ pub fn handle_or_health(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<
     let head = req.method.eq_ignore_ascii_case("HEAD");
     if route != Route::Health && !config.auth.allows(req.authorization) {
         return Gate::Respond(
-            ApiResponse::error(
+            ApiResponse::json_error(
                 401,
                 "Authentication required: send Authorization: Bearer <token>",
             )
-            .header("www-authenticate", BEARER_CHALLENGE),
+            .with_header("www-authenticate", BEARER_CHALLENGE),
         );
     }
     if route == Route::NotFound {
-        return Gate::Respond(strip(ApiResponse::error(404, "Not found"), head));
+        return Gate::Respond(strip(ApiResponse::json_error(404, "Not found"), head));
     }
     if !(req.method == "GET" || head) {
         return Gate::Respond(
-            ApiResponse::error(405, "Method not allowed; use GET").header("allow", ALLOW),
+            ApiResponse::json_error(405, "Method not allowed; use GET").with_header("allow", ALLOW),
         );
     }
     if route == Route::Health {
@@ -212,9 +159,9 @@ pub fn handle_or_health(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<
     let res = match dispatch(config, &route, req.query, now) {
         Ok(res) => res,
         Err(ContentError::QueryTooShort) => {
-            ApiResponse::error(400, &ContentError::QueryTooShort.to_string())
+            ApiResponse::json_error(400, &ContentError::QueryTooShort.to_string())
         }
-        Err(e) => ApiResponse::error(500, &e.to_string()),
+        Err(e) => ApiResponse::json_error(500, &e.to_string()),
     };
     Gate::Respond(strip(res, head))
 }
@@ -224,7 +171,7 @@ pub fn handle_or_health(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<
 pub fn handle(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<Utc>) -> ApiResponse {
     match handle_or_health(config, req, now) {
         Gate::Respond(res) => res,
-        Gate::Health => ApiResponse::error(500, "health needs the host's readings"),
+        Gate::Health => ApiResponse::json_error(500, "health needs the host's readings"),
     }
 }
 
@@ -248,13 +195,13 @@ fn dispatch(
             Route::ProjectManifest(p) => {
                 return Ok(match Prebuilt::open(dir)?.project_manifest(p)? {
                     Some(bytes) => json(bytes),
-                    None => ApiResponse::error(404, "Project not found"),
+                    None => ApiResponse::json_error(404, "Project not found"),
                 });
             }
             Route::SubprojectManifest(p, s) => {
                 return Ok(match Prebuilt::open(dir)?.subproject_manifest(p, s)? {
                     Some(bytes) => json(bytes),
-                    None => ApiResponse::error(404, "Subproject not found"),
+                    None => ApiResponse::json_error(404, "Subproject not found"),
                 });
             }
             _ => {}
@@ -265,15 +212,15 @@ fn dispatch(
         Route::Manifest => json(to_json(&root.master_manifest(now)?)?),
         Route::ProjectManifest(p) => match root.project_manifest(p)? {
             Some(m) => json(to_json(&m)?),
-            None => ApiResponse::error(404, "Project not found"),
+            None => ApiResponse::json_error(404, "Project not found"),
         },
         Route::SubprojectManifest(p, s) => match root.subproject_manifest(p, s)? {
             Some(m) => json(to_json(&m)?),
-            None => ApiResponse::error(404, "Subproject not found"),
+            None => ApiResponse::json_error(404, "Subproject not found"),
         },
         Route::Raw(p, s, page) => match root.raw(p, s, page)? {
             Some(bytes) => ApiResponse::new(200, MARKDOWN, bytes),
-            None => ApiResponse::error(404, "Document not found"),
+            None => ApiResponse::json_error(404, "Document not found"),
         },
         Route::Search => {
             let q = query_param(query, "q").unwrap_or_default();
@@ -281,9 +228,9 @@ fn dispatch(
         }
         Route::LatestReport => match root.latest_report()? {
             Some(report) => json(report.bytes),
-            None => ApiResponse::error(404, "No reports yet"),
+            None => ApiResponse::json_error(404, "No reports yet"),
         },
-        Route::Health | Route::NotFound => ApiResponse::error(404, "Not found"),
+        Route::Health | Route::NotFound => ApiResponse::json_error(404, "Not found"),
     })
 }
 
@@ -349,10 +296,10 @@ impl Health {
 pub fn health_response(health: &Health, method: &str) -> ApiResponse {
     let body = match serde_json::to_vec(health) {
         Ok(b) => b,
-        Err(e) => return ApiResponse::error(500, &e.to_string()),
+        Err(e) => return ApiResponse::json_error(500, &e.to_string()),
     };
     strip(
-        ApiResponse::new(200, JSON, body).header("cache-control", "no-store"),
+        ApiResponse::new(200, JSON, body).with_header("cache-control", "no-store"),
         method.eq_ignore_ascii_case("HEAD"),
     )
 }

@@ -35,6 +35,7 @@ pub mod auth;
 mod check;
 mod error;
 mod frontmatter;
+pub mod http;
 mod manifest;
 pub mod prebuilt;
 mod report;

@@ -77,10 +77,10 @@ fn responses() {
     let c = config("development", "");
     let res = get(&c, "/manifest/alpha/guide", "", None);
     assert_eq!(res.status, 200);
-    assert_eq!(res.get_header("Content-Type"), Some("application/json"));
+    assert_eq!(res.header("Content-Type"), Some("application/json"));
     let res = get(&c, "/raw/alpha/guide/install", "", None);
     assert_eq!(
-        res.get_header("content-type"),
+        res.header("content-type"),
         Some("text/markdown; charset=utf-8")
     );
     let res = get(&c, "/raw/alpha/guide/..%2F..%2F..%2Foutside", "", None);
@@ -115,7 +115,7 @@ fn responses() {
         Utc::now(),
     );
     assert_eq!(
-        (post.status, post.get_header("allow")),
+        (post.status, post.header("allow")),
         (405, Some("GET, HEAD"))
     );
     let post = handle(
@@ -137,7 +137,7 @@ fn production_gate() {
     let res = get(&c, "/manifest", "", None);
     assert_eq!(res.status, 401);
     assert_eq!(
-        res.get_header("www-authenticate"),
+        res.header("www-authenticate"),
         Some("Bearer realm=\"dochub\"")
     );
     assert_eq!(get(&c, "/manifest", "", Some("Bearer t0ken")).status, 200);

@@ -65,68 +65,15 @@ pub struct SiteConfig {
     pub auth: AuthConfig,
 }
 
-/// The parts of a request the site looks at.
-#[derive(Debug, Clone, Copy)]
-pub struct SiteRequest<'a> {
-    /// HTTP method, e.g. `GET`.
-    pub method: &'a str,
-    /// Path below `/docs`, still percent-encoded: `""` for `/docs`, `/` for `/docs/`.
-    pub path: &'a str,
-    /// Query string without `?`, still encoded.
-    pub query: &'a str,
-    /// The `Authorization` header, if any.
-    pub authorization: Option<&'a str>,
+pub use dochub_content::http::{Request as SiteRequest, Response as SiteResponse};
+
+fn html_response(status: u16, html: String) -> SiteResponse {
+    SiteResponse::new(status, HTML, html.into_bytes())
+        .with_header("content-security-policy", CONTENT_SECURITY_POLICY)
 }
 
-/// A response to write back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SiteResponse {
-    /// HTTP status code.
-    pub status: u16,
-    /// Headers, `Content-Type` included.
-    pub headers: Vec<(&'static str, String)>,
-    /// Body (empty for `HEAD` and redirects).
-    pub body: Vec<u8>,
-}
-
-impl SiteResponse {
-    fn new(status: u16, content_type: &str, body: Vec<u8>) -> SiteResponse {
-        SiteResponse {
-            status,
-            headers: vec![("content-type", content_type.to_owned())],
-            body,
-        }
-    }
-
-    fn html(status: u16, html: String) -> SiteResponse {
-        SiteResponse::new(status, HTML, html.into_bytes())
-            .with_header("content-security-policy", CONTENT_SECURITY_POLICY)
-    }
-
-    fn text(status: u16, text: &str) -> SiteResponse {
-        SiteResponse::new(status, TEXT, format!("{text}\n").into_bytes())
-    }
-
-    fn redirect(status: u16, location: String) -> SiteResponse {
-        SiteResponse {
-            status,
-            headers: vec![("location", location)],
-            body: Vec::new(),
-        }
-    }
-
-    fn with_header(mut self, name: &'static str, value: &str) -> SiteResponse {
-        self.headers.push((name, value.to_owned()));
-        self
-    }
-
-    /// The value of a header (first match, case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
+fn text_response(status: u16, text: &str) -> SiteResponse {
+    SiteResponse::new(status, TEXT, format!("{text}\n").into_bytes())
 }
 
 /// A resolved docs route, segments decoded.
@@ -249,19 +196,19 @@ pub fn query_param<'a>(query: &'a str, name: &str) -> Option<Cow<'a, str>> {
 pub fn handle(config: &SiteConfig, req: &SiteRequest<'_>) -> SiteResponse {
     let head = req.method.eq_ignore_ascii_case("HEAD");
     if !config.auth.allows(req.authorization) {
-        let res = SiteResponse::text(
+        let res = text_response(
             401,
             "Authentication required: send Authorization: Bearer <token>, or sign in with the token as the password.",
         );
         return strip(res.with_header("www-authenticate", BASIC_CHALLENGE), head);
     }
     if !(req.method == "GET" || head) {
-        let res = SiteResponse::text(405, "Method not allowed; use GET.");
+        let res = text_response(405, "Method not allowed; use GET.");
         return strip(res.with_header("allow", ALLOW), head);
     }
     let res = match respond(config, req) {
         Ok(res) => res,
-        Err(e) => SiteResponse::text(500, &e.to_string()),
+        Err(e) => text_response(500, &e.to_string()),
     };
     strip(res, head)
 }
@@ -421,7 +368,7 @@ impl Site<'_> {
     fn not_found(&self, message: &str) -> Result<SiteResponse, SiteError> {
         // A 404 keeps the sidebar when the tree can be read; it is still a 404 when not.
         let nav = self.nav(None).unwrap_or_default();
-        Ok(SiteResponse::html(404, not_found_page(&nav, message)?))
+        Ok(html_response(404, not_found_page(&nav, message)?))
     }
 
     fn missing_page(
@@ -446,7 +393,7 @@ impl Site<'_> {
                 page.summary(),
                 &rendered,
             )?;
-            return Ok(SiteResponse::html(200, html));
+            return Ok(html_response(200, html));
         }
         let cards: Vec<Card> = self
             .root
@@ -471,7 +418,7 @@ impl Site<'_> {
             &cards,
             "There are no projects yet.",
         )?;
-        Ok(SiteResponse::html(200, html))
+        Ok(html_response(200, html))
     }
 
     fn project(&self, id: &str) -> Result<SiteResponse, SiteError> {
@@ -501,7 +448,7 @@ impl Site<'_> {
             ..Location::default()
         };
         let html = card_page(&nav, &here, &project.name, &project.description, &cards, "")?;
-        Ok(SiteResponse::html(200, html))
+        Ok(html_response(200, html))
     }
 
     /// The project and subproject of a location, or `None` when either is missing.
@@ -542,7 +489,7 @@ impl Site<'_> {
             };
             let rendered = render_body(index.body(), &[project, subproject]);
             let html = document_page(&nav, &here, index.title(), index.summary(), &rendered)?;
-            return Ok(SiteResponse::html(200, html));
+            return Ok(html_response(200, html));
         }
         let cards: Vec<Card> = pages
             .iter()
@@ -560,7 +507,7 @@ impl Site<'_> {
             page: None,
         };
         let html = card_page(&nav, &here, &title, &description, &cards, "")?;
-        Ok(SiteResponse::html(200, html))
+        Ok(html_response(200, html))
     }
 
     fn page(
@@ -593,7 +540,7 @@ impl Site<'_> {
         };
         let rendered = render_body(page.body(), &[project, subproject]);
         let html = document_page(&nav, &here, page.title(), page.summary(), &rendered)?;
-        Ok(SiteResponse::html(200, html))
+        Ok(html_response(200, html))
     }
 
     fn search(&self, query: &str) -> Result<SiteResponse, SiteError> {
@@ -626,7 +573,7 @@ impl Site<'_> {
             )?,
             Err(e) => return Err(e.into()),
         };
-        Ok(SiteResponse::html(200, html))
+        Ok(html_response(200, html))
     }
 }
 

@@ -1,0 +1,68 @@
+//! The request and response shapes the route functions of `dochub_content::api` and
+//! `dochub_render::site` share, so each component's adapter is the same few lines.
+
+/// The parts of a request a route function looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// HTTP method, e.g. `GET`.
+    pub method: &'a str,
+    /// Path below the route's prefix (`spin-path-info`), still percent-encoded.
+    pub path: &'a str,
+    /// Query string without `?`, still encoded.
+    pub query: &'a str,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<&'a str>,
+}
+
+/// A response to write back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// HTTP status code.
+    pub status: u16,
+    /// Headers, `Content-Type` included.
+    pub headers: Vec<(&'static str, String)>,
+    /// Body (empty for `HEAD` and redirects).
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// A response with a `Content-Type`.
+    pub fn new(status: u16, content_type: &str, body: Vec<u8>) -> Response {
+        Response {
+            status,
+            headers: vec![("content-type", content_type.to_owned())],
+            body,
+        }
+    }
+
+    /// A JSON error body `{"error": message}`.
+    pub fn json_error(status: u16, message: &str) -> Response {
+        let body = serde_json::json!({ "error": message })
+            .to_string()
+            .into_bytes();
+        Response::new(status, "application/json", body)
+    }
+
+    /// A bodiless redirect to `location`.
+    pub fn redirect(status: u16, location: String) -> Response {
+        Response {
+            status,
+            headers: vec![("location", location)],
+            body: Vec::new(),
+        }
+    }
+
+    /// Adds a header.
+    pub fn with_header(mut self, name: &'static str, value: &str) -> Response {
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+
+    /// The value of a header (first match, case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
