@@ -95,10 +95,7 @@ impl HostConnection for SpinCtx {
             Ok(p) => p,
             Err(e) => return Ok(Err(e)),
         };
-        let refs: Vec<&(dyn ToSql + Sync)> = params
-            .iter()
-            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-            .collect();
+        let refs = as_refs(&params);
         let conn = self.table.get(&this)?;
         let stmt = match conn.client.prepare(&statement).await {
             Ok(s) => s,
@@ -140,10 +137,7 @@ impl HostConnection for SpinCtx {
             Ok(p) => p,
             Err(e) => return Ok(Err(e)),
         };
-        let refs: Vec<&(dyn ToSql + Sync)> = params
-            .iter()
-            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-            .collect();
+        let refs = as_refs(&params);
         let conn = self.table.get(&this)?;
         Ok(conn
             .client
@@ -180,6 +174,15 @@ fn to_sql_params(params: Vec<ParameterValue>) -> Result<Vec<Box<dyn ToSql + Sync
                 }
             })
         })
+        .collect()
+}
+
+/// tokio-postgres takes `&(dyn ToSql + Sync)`; the owned parameters are also `Send` so the
+/// host future stays `Send`.
+fn as_refs(params: &[Box<dyn ToSql + Sync + Send>]) -> Vec<&(dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| p.as_ref() as &(dyn ToSql + Sync))
         .collect()
 }
 
