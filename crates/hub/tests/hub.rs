@@ -242,14 +242,14 @@ fn a_slow_sender_is_waited_for_and_its_message_arrives_in_place() {
     assert_eq!(bodies(&hub, "b", 50, true), ["first", "second"]);
 }
 
-/// A store whose first compare-and-swap on a message slot takes longer than the send deadline.
-struct Stalling {
+/// A store that runs `hook` once, at the first compare-and-swap on a message slot.
+struct Hooked<F: Fn(&MemoryStore)> {
     inner: MemoryStore,
-    clock: Arc<ManualClock>,
-    stalled: AtomicBool,
+    hook: F,
+    done: AtomicBool,
 }
 
-impl KeyValue for Stalling {
+impl<F: Fn(&MemoryStore)> KeyValue for Hooked<F> {
     type Cas = <MemoryStore as KeyValue>::Cas;
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.inner.get(key)
@@ -267,8 +267,8 @@ impl KeyValue for Stalling {
         self.inner.increment(key, delta)
     }
     fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError> {
-        if key.starts_with("hub:msg:") && !self.stalled.swap(true, Ordering::SeqCst) {
-            self.clock.advance(SEND_DEADLINE_MS + 1);
+        if key.starts_with("hub:msg:") && !self.done.swap(true, Ordering::SeqCst) {
+            (self.hook)(&self.inner);
         }
         self.inner.cas_begin(key)
     }
@@ -280,10 +280,11 @@ impl KeyValue for Stalling {
 #[test]
 fn a_sender_past_its_deadline_gives_its_number_up_and_takes_another() {
     let clock = ManualClock::new();
-    let store = Stalling {
+    // The first write of a message slot comes after the send deadline.
+    let store = Hooked {
         inner: MemoryStore::new(),
-        clock: clock.clone(),
-        stalled: AtomicBool::new(false),
+        hook: |_: &MemoryStore| clock.advance(SEND_DEADLINE_MS + 1),
+        done: AtomicBool::new(false),
     };
     let hub = Hub::with_clock(&store, clock.clone());
     hub.send(&req("a", "b", "slow")).unwrap();
@@ -579,41 +580,6 @@ fn dead_senders_and_racing_readers_lose_and_duplicate_nothing() {
         "{:?}",
         message_keys(&store)
     );
-}
-
-/// A store that runs `hook` once, at the first compare-and-swap on a message slot.
-struct Hooked<F: Fn(&MemoryStore)> {
-    inner: MemoryStore,
-    hook: F,
-    done: AtomicBool,
-}
-
-impl<F: Fn(&MemoryStore)> KeyValue for Hooked<F> {
-    type Cas = <MemoryStore as KeyValue>::Cas;
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key)
-    }
-    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.set(key, value)
-    }
-    fn delete(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.delete(key)
-    }
-    fn list_keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        self.inner.list_keys(prefix)
-    }
-    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
-        self.inner.increment(key, delta)
-    }
-    fn cas_begin(&self, key: &str) -> Result<(Self::Cas, Option<Vec<u8>>), StoreError> {
-        if key.starts_with("hub:msg:") && !self.done.swap(true, Ordering::SeqCst) {
-            (self.hook)(&self.inner);
-        }
-        self.inner.cas_begin(key)
-    }
-    fn cas_swap(&self, cas: Self::Cas, value: &[u8]) -> Result<bool, StoreError> {
-        self.inner.cas_swap(cas, value)
-    }
 }
 
 /// The worst case: a sender stalls so long after taking its number that a reader gives the number
