@@ -94,30 +94,11 @@ fn is_iso_millis(s: &str) -> bool {
         && s.as_bytes()[19] == b'.'
 }
 
+/// The subproject manifest of the `basic` fixture's `alpha/guide`, shared with the content
+/// crate's own tests.
 fn guide_manifest() -> Value {
-    let doc = |id: &str, title: &str, summary: &str, refs: Value| {
-        json!({"id": id, "title": title, "summary": summary,
-               "raw_url": format!("/api/raw/alpha/guide/{id}"), "references": refs})
-    };
-    json!({
-        "project": "alpha",
-        "subproject": {"id": "guide", "name": "User Guide", "description": "How to use alpha"},
-        "schema_coverage": {"purpose": true, "architecture": false, "variables": true,
-            "api_endpoints": false, "handshakes": false, "data_model": false,
-            "dependencies": true, "status": false},
-        "documents": [
-            doc("broken-yaml", "Broken But Served", "", json!([])),
-            doc("empty", "empty", "", json!([])),
-            doc("index", "Guide Home", "Landing page of the guide", json!([])),
-            doc("install", "Installation", "Installing alpha step by step", json!([
-                {"target": "alpha/reference", "type": "depends_on"},
-                {"target": "beta/tools", "type": "depends_on"},
-            ])),
-            doc("latin1", "Caf\u{fffd} Latin-1", "", json!([])),
-            doc("no-frontmatter", "Heading Title", "", json!([])),
-            doc("unicode", "Ünïcödé Überblick ✓", "Zusammenfassung — 日本語", json!([])),
-        ],
-    })
+    let path = fixture("basic.expected").join("alpha-guide.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
