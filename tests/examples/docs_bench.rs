@@ -8,7 +8,6 @@
 //! Run it with `benches/docs.sh` (or `cargo run -p dochub-tests --example docs_bench`); set
 //! `DOCS_BENCH_REQUESTS=<n>` to change the 300 timed requests per route.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -16,27 +15,9 @@ use dochub_tests::{TestApp, repo_root};
 use reqwest::Client;
 
 /// A markdown page of about `target` bytes with what real pages have: frontmatter, headings,
-/// prose with inline markup and links, lists, tables and fenced code.
-fn page(target: usize) -> String {
-    let mut md = String::from(
-        "---\ntitle: A large page\nsummary: About 20 KB of typical markdown.\n---\n# A large page\n\n",
-    );
-    let mut section = 0;
-    while md.len() < target {
-        section += 1;
-        let _ = write!(
-            md,
-            "## Section {section}\n\nThis paragraph has *emphasis*, **strong text**, `inline code` and a \
-             [link to another page](other.md#part-{section}). It runs long enough to wrap on a \
-             wide screen, as prose in documentation does.\n\n### Details {section}\n\n\
-             - first item with `code`\n- second item\n  - nested item\n- [ ] a task\n\n\
-             | Name | Type | Default |\n|------|------|---------|\n| `limit` | integer | 50 |\n\
-             | `ack` | boolean | false |\n\n```rust\nfn handler_{section}(req: Request) -> Response {{\n    \
-             route(req.path())\n}}\n```\n\n"
-        );
-    }
-    md
-}
+/// About 20 KB of typical markdown: frontmatter, headings, prose with inline markup and links,
+/// nested and task lists, tables and fenced code. The docs benchmarks share it.
+const PAGE_20K: &str = include_str!("../../crates/render/benches/page-20k.md");
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -84,7 +65,7 @@ async fn main() -> anyhow::Result<()> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
     let content = tempfile::tempdir()?;
-    let big = page(20 * 1024);
+    let big = PAGE_20K.to_string();
     write(&content.path().join("p/s/big.md"), &big)?;
     write(&content.path().join("p/s/other.md"), "# Other\n")?;
     // The overview component mounts this folder.

@@ -4,7 +4,6 @@
 //!
 //! Run with `cargo bench -p dochub-render`.
 
-use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -14,27 +13,9 @@ use dochub_render::{Location, Nav, document_page, render_markdown};
 
 const RUNS: usize = 300;
 
-/// About `target` bytes of typical markdown (the same shape as the host benchmark's page).
-fn page(target: usize) -> String {
-    let mut md = String::from(
-        "---\ntitle: A large page\nsummary: About 20 KB of typical markdown.\n---\n# A large page\n\n",
-    );
-    let mut section = 0;
-    while md.len() < target {
-        section += 1;
-        let _ = write!(
-            md,
-            "## Section {section}\n\nThis paragraph has *emphasis*, **strong text**, `inline code` and a \
-             [link to another page](other.md#part-{section}). It runs long enough to wrap on a \
-             wide screen, as prose in documentation does.\n\n### Details {section}\n\n\
-             - first item with `code`\n- second item\n  - nested item\n- [ ] a task\n\n\
-             | Name | Type | Default |\n|------|------|---------|\n| `limit` | integer | 50 |\n\
-             | `ack` | boolean | false |\n\n```rust\nfn handler_{section}(req: Request) -> Response {{\n    \
-             route(req.path())\n}}\n```\n\n"
-        );
-    }
-    md
-}
+/// About 20 KB of typical markdown: frontmatter, headings, prose with inline markup and links,
+/// nested and task lists, tables and fenced code. The docs benchmarks share it.
+const PAGE_20K: &str = include_str!("page-20k.md");
 
 fn p50(mut f: impl FnMut()) -> Duration {
     for _ in 0..20 {
@@ -52,7 +33,7 @@ fn p50(mut f: impl FnMut()) -> Duration {
 }
 
 fn main() -> std::io::Result<()> {
-    let md = page(20 * 1024);
+    let md = PAGE_20K.to_string();
     // The floor: pulldown-cmark with the same options and no rewriting, ids or outline.
     let bare = p50(|| {
         let mut html = String::new();
