@@ -120,6 +120,7 @@ impl AppBuilder {
             state_dir: Some(state_dir),
             runtime_config: self.runtime_config.clone(),
             variables: self.variables.clone(),
+            env: Vec::new(),
         })
         .await?;
         Ok(TestApp {

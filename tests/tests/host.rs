@@ -25,6 +25,7 @@ async fn start_probe(state_dir: &Path, runtime_config: Option<PathBuf>) -> Runni
         state_dir: Some(state_dir.to_path_buf()),
         runtime_config,
         variables: HashMap::from([("secret_word".to_string(), "swordfish".to_string())]),
+        env: Vec::new(),
     })
     .await
     .expect("host starts")
@@ -101,6 +102,29 @@ async fn environment_variables_and_files_are_the_manifests() {
     let write = get_json(&host, "/probe/write?path=/docs/new.md").await;
     assert!(write.get("err").is_some(), "mount is writable: {write}");
     assert!(!fixture("probe-app/files/docs/new.md").exists());
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn env_options_add_to_and_override_the_manifests_environment() {
+    build_probe();
+    let dir = tempfile::tempdir().unwrap();
+    let host = dochub_host::start(HostOptions {
+        manifest: probe_manifest(),
+        listen: "127.0.0.1:0".parse().unwrap(),
+        state_dir: Some(dir.path().to_path_buf()),
+        variables: HashMap::from([("secret_word".to_string(), "s".to_string())]),
+        env: vec![
+            ("PROBE_MODE".to_string(), "override".to_string()),
+            ("SERVE_PREBUILT".to_string(), "1".to_string()),
+        ],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let env = get_json(&host, "/probe/env").await;
+    assert_eq!(env["PROBE_MODE"], "override");
+    assert_eq!(env["SERVE_PREBUILT"], "1");
     host.shutdown().await;
 }
 

@@ -44,6 +44,8 @@ pub struct LoadOptions {
     pub stores: HashMap<String, StoreConfig>,
     /// Variable values that take precedence over `SPIN_VARIABLE_*` and defaults.
     pub variables: HashMap<String, String>,
+    /// Environment variables added to every component (`--env`), over the manifest's.
+    pub env: Vec<(String, String)>,
 }
 
 fn engine() -> anyhow::Result<Engine> {
@@ -126,7 +128,9 @@ impl App {
                 environment: component
                     .environment
                     .iter()
+                    .filter(|(k, _)| !options.env.iter().any(|(key, _)| key == *k))
                     .map(|(k, v)| (k.clone(), v.clone()))
+                    .chain(options.env.iter().cloned())
                     .collect(),
                 mounts,
             };

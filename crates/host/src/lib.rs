@@ -53,6 +53,8 @@ pub struct HostOptions {
     pub runtime_config: Option<PathBuf>,
     /// Variable values that override `SPIN_VARIABLE_*` and the manifest's defaults.
     pub variables: HashMap<String, String>,
+    /// Environment variables added to every component, like `spin up --env`.
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for HostOptions {
@@ -63,6 +65,7 @@ impl Default for HostOptions {
             state_dir: None,
             runtime_config: None,
             variables: HashMap::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -84,6 +87,7 @@ pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
             state_dir,
             stores,
             variables: options.variables.clone(),
+            env: options.env.clone(),
         },
     )
     .await?;

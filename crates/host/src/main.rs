@@ -24,6 +24,16 @@ struct Args {
     /// Folder for the SQLite key-value store; default `.spin` beside the manifest.
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    /// Set an environment variable in every component, as `spin up --env KEY=VALUE`.
+    #[arg(long = "env", short = 'e', value_name = "KEY=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+}
+
+fn parse_env(arg: &str) -> Result<(String, String), String> {
+    match arg.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("`{arg}` is not KEY=VALUE")),
+    }
 }
 
 #[tokio::main]
@@ -46,6 +56,7 @@ async fn main() -> anyhow::Result<()> {
         state_dir: args.state_dir,
         runtime_config: args.runtime_config_file,
         variables: Default::default(),
+        env: args.env,
     })
     .await?;
     println!("Serving http://{}", host.addr());
