@@ -12,8 +12,10 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use crate::bindings::SpinImports;
 use crate::kv::{KvStores, StoreConfig};
 use crate::manifest::{AppManifest, FileMount};
+use crate::postgres::PgPools;
 use crate::routes::Router;
-use crate::state::{ComponentConfig, MAX_INSTANCE_MEMORY, State};
+use crate::sqlite::{DatabaseConfig, SqliteDatabases};
+use crate::state::{ComponentConfig, MAX_INSTANCE_MEMORY, Services, State};
 
 /// A loaded component: its instance template and configuration.
 pub struct LoadedComponent {
@@ -31,8 +33,8 @@ pub struct App {
     pub router: Router,
     /// Components by id.
     pub components: HashMap<String, LoadedComponent>,
-    /// Key-value stores by label.
-    pub kv: KvStores,
+    /// Stores, databases and pools shared by every request.
+    pub services: Services,
 }
 
 /// Settings for loading an app.
@@ -42,6 +44,8 @@ pub struct LoadOptions {
     pub state_dir: PathBuf,
     /// Key-value store backends from a runtime-config file.
     pub stores: HashMap<String, StoreConfig>,
+    /// SQLite databases from a runtime-config file (`default` is built in).
+    pub sqlite_databases: HashMap<String, DatabaseConfig>,
     /// Variable values that take precedence over `SPIN_VARIABLE_*` and defaults.
     pub variables: HashMap<String, String>,
     /// Environment variables added to every component (`--env`), over the manifest's.
@@ -92,6 +96,13 @@ impl App {
         labels.sort();
         labels.dedup();
         let kv = KvStores::open(&labels, &options.stores, &options.state_dir).await?;
+        let sqlite_used = manifest
+            .components
+            .iter()
+            .map(|(id, c)| (id.clone(), c.sqlite_databases.clone()))
+            .collect();
+        let sqlite =
+            SqliteDatabases::new(&sqlite_used, &options.sqlite_databases, &options.state_dir)?;
 
         let mut components = HashMap::new();
         for (id, component) in &manifest.components {
@@ -119,6 +130,7 @@ impl App {
             let config = ComponentConfig {
                 id: id.clone(),
                 key_value_stores: component.key_value_stores.clone(),
+                sqlite_databases: component.sqlite_databases.clone(),
                 allowed_outbound_hosts: component.allowed_outbound_hosts.clone(),
                 variables: crate::variables::render_component_variables(
                     id,
@@ -146,7 +158,11 @@ impl App {
             engine,
             router,
             components,
-            kv,
+            services: Services {
+                kv,
+                sqlite,
+                pg: PgPools::default(),
+            },
         })
     }
 }

@@ -3,8 +3,11 @@
 //!
 //! A faithful subset of Spin: manifest v2, Spin's routing rules and request headers, read-only
 //! file mounts, key-value stores (SQLite in `.spin/`, or Redis by runtime config) with
-//! `wasi:keyvalue` atomics, variables (`SPIN_VARIABLE_*`), outbound PostgreSQL. A component that
-//! imports anything else is refused at start-up, naming the import.
+//! `wasi:keyvalue` atomics, SQLite databases ([`sqlite`]), variables (`SPIN_VARIABLE_*`),
+//! outbound PostgreSQL. A component that imports anything else is refused at start-up, naming the
+//! import. Where Spin's own behaviour is weak (key-value compare-and-swap, see [`kv`]; PostgreSQL
+//! connection pooling), this host is weak the same way, so a test that passes here passes under
+//! `spin up`.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -29,6 +32,7 @@ mod postgres;
 pub mod routes;
 pub mod runtime_config;
 mod server;
+pub mod sqlite;
 mod state;
 pub mod variables;
 
@@ -38,7 +42,9 @@ use std::path::PathBuf;
 
 pub use app::{App, LoadOptions};
 pub use build::build_components;
+pub use postgres::PgPools;
 pub use server::{RunningHost, serve};
+pub use state::Services;
 
 /// How to start a host.
 #[derive(Debug, Clone)]
@@ -77,15 +83,16 @@ pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
         .state_dir
         .clone()
         .unwrap_or_else(|| manifest.base_dir.join(".spin"));
-    let stores = match &options.runtime_config {
-        Some(path) => runtime_config::load(path, &state_dir)?,
-        None => HashMap::new(),
+    let runtime_config = match &options.runtime_config {
+        Some(path) => runtime_config::load(path)?,
+        None => runtime_config::RuntimeConfig::default(),
     };
     let app = App::load(
         &manifest,
         &LoadOptions {
             state_dir,
-            stores,
+            stores: runtime_config.key_value,
+            sqlite_databases: runtime_config.sqlite,
             variables: options.variables.clone(),
             env: options.env.clone(),
         },

@@ -60,6 +60,9 @@ pub struct Component {
     /// Key-value store labels the component may open.
     #[serde(default)]
     pub key_value_stores: Vec<String>,
+    /// SQLite database labels the component may open.
+    #[serde(default)]
+    pub sqlite_databases: Vec<String>,
     /// Outbound hosts the component may connect to.
     #[serde(default)]
     pub allowed_outbound_hosts: Vec<String>,

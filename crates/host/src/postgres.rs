@@ -1,8 +1,27 @@
-//! `spin:postgres/postgres@3.0.0` on tokio-postgres, limited by `allowed_outbound_hosts`.
+//! `spin:postgres/postgres@3.0.0` on tokio-postgres, limited by `allowed_outbound_hosts`, as
+//! Spin v4.0.2 does it (`crates/factor-outbound-pg/src/{client,host}.rs`):
+//!
+//! - **TLS** unless the address says `sslmode=disable`: native-tls (the system's OpenSSL), the
+//!   server's certificate verified against the system's roots and the host name. A server with a
+//!   self-signed certificate is refused (`connection-failed`, with the TLS reason, also logged).
+//!   `sslmode=prefer` (the default) and `require` both verify; there is no "TLS without checks".
+//! - **Pooling.** Connections are pooled per address (deadpool-postgres, up to 64 per address,
+//!   16 addresses). A guest's `open` takes one pooled connection and keeps it until the guest
+//!   drops the handle, so `BEGIN … COMMIT` across several `execute`/`query` calls on one handle
+//!   is one transaction. When the handle is dropped, the connection goes back to the pool after
+//!   `CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *;
+//!   SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES;` (deadpool's "clean"
+//!   recycling), which does not end an open transaction: a guest that drops a handle inside a
+//!   transaction hands it to the next request. Guests must COMMIT or ROLLBACK on every path.
+//!
+//! One difference: connecting gives up after 5 s here (Spin waits for the operating system).
 
+use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio_postgres::config::SslMode;
 use tokio_postgres::types::{ToSql, Type};
 use wasmtime::component::Resource;
 
@@ -12,10 +31,60 @@ use crate::bindings::postgres::{
 use crate::state::SpinCtx;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Spin's `CONNECTION_POOL_SIZE`.
+const POOL_SIZE: usize = 64;
+/// Spin's `CONNECTION_POOL_CACHE_CAPACITY`.
+const POOL_CACHE_CAPACITY: usize = 16;
 
-/// An open connection, owned by one guest resource.
+/// An open connection, owned by one guest resource; dropping it returns it to its pool.
 pub struct PgConnection {
-    client: tokio_postgres::Client,
+    client: deadpool_postgres::Object,
+}
+
+/// The app's connection pools, one per address, shared by every request.
+#[derive(Clone, Default)]
+pub struct PgPools {
+    pools: Arc<Mutex<HashMap<String, deadpool_postgres::Pool>>>,
+}
+
+impl PgPools {
+    /// The pool for `address`, made on first use (with TLS unless `sslmode=disable`).
+    fn pool(
+        &self,
+        address: &str,
+        config: tokio_postgres::Config,
+    ) -> anyhow::Result<deadpool_postgres::Pool> {
+        let mut pools = self
+            .pools
+            .lock()
+            .map_err(|_| anyhow::anyhow!("connection pools unavailable"))?;
+        if let Some(pool) = pools.get(address) {
+            return Ok(pool.clone());
+        }
+        let manager_config = deadpool_postgres::ManagerConfig {
+            recycling_method: deadpool_postgres::RecyclingMethod::Clean,
+        };
+        let manager = if config.get_ssl_mode() == SslMode::Disable {
+            deadpool_postgres::Manager::from_config(config, tokio_postgres::NoTls, manager_config)
+        } else {
+            let tls = native_tls::TlsConnector::builder().build()?;
+            deadpool_postgres::Manager::from_config(
+                config,
+                postgres_native_tls::MakeTlsConnector::new(tls),
+                manager_config,
+            )
+        };
+        let pool = deadpool_postgres::Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .build()?;
+        if pools.len() >= POOL_CACHE_CAPACITY
+            && let Some(evicted) = pools.keys().next().cloned()
+        {
+            pools.remove(&evicted);
+        }
+        pools.insert(address.to_string(), pool.clone());
+        Ok(pool)
+    }
 }
 
 /// Whether `allowed` (entries such as `postgres://*:*`, `postgres://db.internal:5432`,
@@ -73,16 +142,20 @@ impl HostConnection for SpinCtx {
                 ))));
             }
         }
-        let (client, connection) = match config.connect(tokio_postgres::NoTls).await {
-            Ok(pair) => pair,
-            Err(e) => return Ok(Err(Error::ConnectionFailed(e.to_string()))),
+        let connected = match self.pg.pool(&address, config) {
+            Ok(pool) => pool.get().await.map_err(anyhow::Error::from),
+            Err(e) => Err(e),
         };
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!("postgres connection closed: {e}");
+        match connected {
+            Ok(client) => Ok(Ok(self.table.push(PgConnection { client })?)),
+            Err(e) => {
+                tracing::warn!(
+                    "component `{}`: PostgreSQL connection failed: {e:#}",
+                    self.component.id
+                );
+                Ok(Err(Error::ConnectionFailed(format!("{e:#}"))))
             }
-        });
-        Ok(Ok(self.table.push(PgConnection { client })?))
+        }
     }
 
     async fn query(

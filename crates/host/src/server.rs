@@ -210,7 +210,7 @@ async fn run(
     );
     let req = Request::from_parts(parts, body);
 
-    let state = State::new(component.config.clone(), app.kv.clone())?;
+    let state = State::new(component.config.clone(), &app.services)?;
     let mut store = Store::new(&app.engine, state);
     store.limiter(|s| &mut s.limits);
     let (sender, receiver) = tokio::sync::oneshot::channel();

@@ -13,6 +13,8 @@ use wasmtime_wasi_http::{
 
 use crate::bindings::spin_variables;
 use crate::kv::KvStores;
+use crate::postgres::PgPools;
+use crate::sqlite::SqliteDatabases;
 
 /// Memory a single request's instance may grow to, as on the smallest edge host.
 pub const MAX_INSTANCE_MEMORY: usize = 128 << 20;
@@ -24,6 +26,8 @@ pub struct ComponentConfig {
     pub id: String,
     /// Key-value labels it may open.
     pub key_value_stores: Vec<String>,
+    /// SQLite database labels it may open.
+    pub sqlite_databases: Vec<String>,
     /// Outbound hosts it may reach.
     pub allowed_outbound_hosts: Vec<String>,
     /// Its variables, rendered.
@@ -42,6 +46,23 @@ pub struct SpinCtx {
     pub component: Arc<ComponentConfig>,
     /// The app's key-value stores.
     pub kv: KvStores,
+    /// The app's SQLite databases.
+    pub sqlite: SqliteDatabases,
+    /// SQLite connections this request holds open.
+    pub sqlite_connections: usize,
+    /// The app's PostgreSQL connection pools.
+    pub pg: PgPools,
+}
+
+/// What every request of an app shares: its stores, databases and connection pools.
+#[derive(Clone, Default)]
+pub struct Services {
+    /// Key-value stores by label.
+    pub kv: KvStores,
+    /// SQLite databases by label.
+    pub sqlite: SqliteDatabases,
+    /// PostgreSQL pools by address.
+    pub pg: PgPools,
 }
 
 /// The data of one request's `Store`.
@@ -58,7 +79,7 @@ pub struct State {
 
 impl State {
     /// Prepares a fresh state for one request of `component`.
-    pub fn new(component: Arc<ComponentConfig>, kv: KvStores) -> anyhow::Result<Self> {
+    pub fn new(component: Arc<ComponentConfig>, services: &Services) -> anyhow::Result<Self> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stdout().inherit_stderr();
         for (key, value) in &component.environment {
@@ -76,7 +97,10 @@ impl State {
             spin: SpinCtx {
                 table: ResourceTable::new(),
                 component,
-                kv,
+                kv: services.kv.clone(),
+                sqlite: services.sqlite.clone(),
+                sqlite_connections: 0,
+                pg: services.pg.clone(),
             },
             limits: StoreLimitsBuilder::new()
                 .memory_size(MAX_INSTANCE_MEMORY)

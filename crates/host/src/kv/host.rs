@@ -2,7 +2,7 @@
 
 use wasmtime::component::Resource;
 
-use super::{KvError, KvStore};
+use super::{Cas, KvError, KvStore, SwapError};
 use crate::bindings::{spin_key_value as spin, wasi_atomics, wasi_batch, wasi_store};
 use crate::state::SpinCtx;
 
@@ -12,11 +12,10 @@ pub struct SpinStore(KvStore);
 /// A `wasi:keyvalue/store` bucket handle.
 pub struct Bucket(KvStore);
 
-/// A `wasi:keyvalue/atomics` compare-and-swap handle: the value seen when it was made.
-pub struct Cas {
+/// A `wasi:keyvalue/atomics` compare-and-swap handle.
+pub struct CasHandle {
     store: KvStore,
-    key: String,
-    current: Option<Vec<u8>>,
+    cas: Cas,
 }
 
 impl SpinCtx {
@@ -170,9 +169,14 @@ impl wasi_store::HostBucket for SpinCtx {
     async fn list_keys(
         &mut self,
         this: Resource<Bucket>,
-        // Every key comes back in one response, so a cursor never needs to be followed.
-        _cursor: Option<String>,
+        cursor: Option<String>,
     ) -> wasmtime::Result<Result<wasi_store::KeyResponse, wasi_store::Error>> {
+        // Every key comes back in one response; Spin refuses a cursor, so does this host.
+        if cursor.is_some() {
+            return Ok(Err(wasi_store::Error::Other(
+                "list_keys: cursor not supported".into(),
+            )));
+        }
         let store = self.table.get(&this)?.0.clone();
         Ok(store
             .keys()
@@ -200,38 +204,31 @@ impl wasi_atomics::Host for SpinCtx {
 
     async fn swap(
         &mut self,
-        cas: Resource<Cas>,
+        cas: Resource<CasHandle>,
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), wasi_atomics::CasError>> {
-        let (store, key, expected) = {
-            let cas = self.table.get(&cas)?;
-            (cas.store.clone(), cas.key.clone(), cas.current.clone())
-        };
-        match store
-            .compare_and_swap(&key, expected.as_deref(), &value)
-            .await
-        {
-            Ok(true) => {
-                self.table.delete(cas)?;
-                Ok(Ok(()))
-            }
-            Ok(false) => {
-                // Hand the handle back refreshed, so `current` shows what won and a retry can succeed.
-                let now = store.get(&key).await;
-                match now {
-                    Ok(now) => {
-                        self.table.get_mut(&cas)?.current = now;
-                        Ok(Err(wasi_atomics::CasError::CasFailed(cas)))
+        let handle = self.table.delete(cas)?;
+        match handle.cas.swap(&value).await {
+            Ok(()) => Ok(Ok(())),
+            Err(SwapError::Other(e)) => Ok(Err(wasi_atomics::CasError::StoreError(wasi_error(e)))),
+            Err(SwapError::CasFailed) => {
+                // As Spin: a fresh handle on the same key, its `current()` already read.
+                let fresh = async {
+                    let mut cas = handle.store.new_cas(handle.cas.key()).await?;
+                    cas.current().await?;
+                    Ok::<_, KvError>(cas)
+                };
+                match fresh.await {
+                    Ok(cas) => {
+                        let fresh = CasHandle {
+                            store: handle.store,
+                            cas,
+                        };
+                        let fresh = self.table.push(fresh).map_err(table_error)?;
+                        Ok(Err(wasi_atomics::CasError::CasFailed(fresh)))
                     }
-                    Err(e) => {
-                        self.table.delete(cas)?;
-                        Ok(Err(wasi_atomics::CasError::StoreError(wasi_error(e))))
-                    }
+                    Err(e) => Ok(Err(wasi_atomics::CasError::StoreError(wasi_error(e)))),
                 }
-            }
-            Err(e) => {
-                self.table.delete(cas)?;
-                Ok(Err(wasi_atomics::CasError::StoreError(wasi_error(e))))
             }
         }
     }
@@ -242,28 +239,27 @@ impl wasi_atomics::HostCas for SpinCtx {
         &mut self,
         bucket: Resource<Bucket>,
         key: String,
-    ) -> wasmtime::Result<Result<Resource<Cas>, wasi_store::Error>> {
+    ) -> wasmtime::Result<Result<Resource<CasHandle>, wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
-        let current = match store.get(&key).await {
-            Ok(current) => current,
+        let cas = match store.new_cas(&key).await {
+            Ok(cas) => cas,
             Err(e) => return Ok(Err(wasi_error(e))),
         };
-        let cas = Cas {
-            store,
-            key,
-            current,
-        };
-        Ok(Ok(self.table.push(cas).map_err(table_error)?))
+        Ok(Ok(self
+            .table
+            .push(CasHandle { store, cas })
+            .map_err(table_error)?))
     }
 
     async fn current(
         &mut self,
-        this: Resource<Cas>,
+        this: Resource<CasHandle>,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, wasi_store::Error>> {
-        Ok(Ok(self.table.get(&this)?.current.clone()))
+        let handle = self.table.get_mut(&this)?;
+        Ok(handle.cas.current().await.map_err(wasi_error))
     }
 
-    async fn drop(&mut self, this: Resource<Cas>) -> wasmtime::Result<()> {
+    async fn drop(&mut self, this: Resource<CasHandle>) -> wasmtime::Result<()> {
         self.table.delete(this)?;
         Ok(())
     }
@@ -276,15 +272,10 @@ impl wasi_batch::Host for SpinCtx {
         keys: Vec<String>,
     ) -> wasmtime::Result<Result<Vec<(String, Option<Vec<u8>>)>, wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
-        // Spin returns only the keys that exist.
-        Ok(match store.get_many(keys.clone()).await {
-            Ok(values) => Ok(keys
-                .into_iter()
-                .zip(values)
-                .filter(|(_, v)| v.is_some())
-                .collect()),
-            Err(e) => Err(wasi_error(e)),
-        })
+        if keys.is_empty() {
+            return Ok(Ok(Vec::new()));
+        }
+        Ok(store.get_many(keys).await.map_err(wasi_error))
     }
 
     async fn set_many(
@@ -293,12 +284,10 @@ impl wasi_batch::Host for SpinCtx {
         key_values: Vec<(String, Vec<u8>)>,
     ) -> wasmtime::Result<Result<(), wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
-        for (key, value) in key_values {
-            if let Err(e) = store.set(&key, &value).await {
-                return Ok(Err(wasi_error(e)));
-            }
+        if key_values.is_empty() {
+            return Ok(Ok(()));
         }
-        Ok(Ok(()))
+        Ok(store.set_many(key_values).await.map_err(wasi_error))
     }
 
     async fn delete_many(
@@ -307,11 +296,9 @@ impl wasi_batch::Host for SpinCtx {
         keys: Vec<String>,
     ) -> wasmtime::Result<Result<(), wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
-        for key in keys {
-            if let Err(e) = store.delete(&key).await {
-                return Ok(Err(wasi_error(e)));
-            }
+        if keys.is_empty() {
+            return Ok(Ok(()));
         }
-        Ok(Ok(()))
+        Ok(store.delete_many(keys).await.map_err(wasi_error))
     }
 }

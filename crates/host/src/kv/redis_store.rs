@@ -1,26 +1,20 @@
-//! A key-value store on Redis. Atomic operations are single commands or Lua scripts, which Redis
-//! runs without interleaving, so several hosts can share one server.
+//! A key-value store on Redis, sending the commands Spin v4.0.2's Redis store sends
+//! (`crates/key-value-redis/src/store.rs`), so it succeeds and fails where Spin's does.
 
 use redis::aio::MultiplexedConnection;
 
-use super::KvError;
-
-const COMPARE_AND_SWAP: &str = r"
-local current = redis.call('GET', KEYS[1])
-if ARGV[1] == 'absent' then
-  if current then return 0 end
-elseif (not current) or current ~= ARGV[2] then
-  return 0
-end
-redis.call('SET', KEYS[1], ARGV[3])
-return 1
-";
+use super::{KvError, SwapError};
 
 /// A connection to one Redis server, shared by every request.
 #[derive(Clone)]
 pub struct RedisStore {
+    client: redis::Client,
     conn: MultiplexedConnection,
-    cas: std::sync::Arc<redis::Script>,
+}
+
+/// A compare-and-swap's own connection: Redis scopes `WATCH` to a connection.
+pub struct RedisCas {
+    conn: MultiplexedConnection,
 }
 
 impl RedisStore {
@@ -29,10 +23,7 @@ impl RedisStore {
         let client = redis::Client::open(url)?;
         let mut conn = client.get_multiplexed_async_connection().await?;
         let _: String = redis::cmd("PING").query_async(&mut conn).await?;
-        Ok(RedisStore {
-            conn,
-            cas: std::sync::Arc::new(redis::Script::new(COMPARE_AND_SWAP)),
-        })
+        Ok(RedisStore { client, conn })
     }
 
     pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
@@ -40,12 +31,21 @@ impl RedisStore {
         Ok(redis::cmd("GET").arg(key).query_async(&mut conn).await?)
     }
 
-    pub async fn get_many(&self, keys: Vec<String>) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+    pub async fn exists(&self, key: &str) -> Result<bool, KvError> {
+        let mut conn = self.conn.clone();
+        Ok(redis::cmd("EXISTS").arg(key).query_async(&mut conn).await?)
+    }
+
+    /// Spin sends `KEYS <key>…` here (not `MGET`), so do we: see the module docs of `kv`.
+    pub async fn get_many(
+        &self,
+        keys: Vec<String>,
+    ) -> Result<Vec<(String, Option<Vec<u8>>)>, KvError> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
         let mut conn = self.conn.clone();
-        Ok(redis::cmd("MGET").arg(keys).query_async(&mut conn).await?)
+        Ok(redis::cmd("KEYS").arg(keys).query_async(&mut conn).await?)
     }
 
     pub async fn set(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
@@ -58,31 +58,28 @@ impl RedisStore {
         Ok(())
     }
 
-    pub async fn delete(&self, key: &str) -> Result<(), KvError> {
+    pub async fn set_many(&self, pairs: Vec<(String, Vec<u8>)>) -> Result<(), KvError> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
         let mut conn = self.conn.clone();
-        let _: i64 = redis::cmd("DEL").arg(key).query_async(&mut conn).await?;
+        let _: () = redis::cmd("MSET").arg(pairs).query_async(&mut conn).await?;
+        Ok(())
+    }
+
+    pub async fn delete_many(&self, keys: Vec<String>) -> Result<(), KvError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn.clone();
+        let _: i64 = redis::cmd("DEL").arg(keys).query_async(&mut conn).await?;
         Ok(())
     }
 
     pub async fn keys(&self) -> Result<Vec<String>, KvError> {
         let mut conn = self.conn.clone();
-        let mut keys = Vec::new();
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut conn)
-                .await?;
-            keys.extend(batch);
-            if next == 0 {
-                break;
-            }
-            cursor = next;
-        }
+        let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query_async(&mut conn).await?;
         keys.sort();
-        keys.dedup();
         Ok(keys)
     }
 
@@ -95,20 +92,37 @@ impl RedisStore {
             .await?)
     }
 
-    pub async fn compare_and_swap(
-        &self,
-        key: &str,
-        expected: Option<&[u8]>,
-        new: &[u8],
-    ) -> Result<bool, KvError> {
+    /// A compare-and-swap gets a connection of its own, as in Spin.
+    pub async fn new_cas(&self) -> Result<RedisCas, KvError> {
+        Ok(RedisCas {
+            conn: self.client.get_multiplexed_async_connection().await?,
+        })
+    }
+}
+
+impl RedisCas {
+    /// `WATCH key`, then `GET key`.
+    pub async fn current(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
         let mut conn = self.conn.clone();
-        let mut invocation = self.cas.key(key);
-        match expected {
-            Some(expected) => invocation.arg("value").arg(expected),
-            None => invocation.arg("absent").arg(""),
-        };
-        let swapped: i64 = invocation.arg(new).invoke_async(&mut conn).await?;
-        Ok(swapped == 1)
+        let _: () = redis::cmd("WATCH").arg(key).query_async(&mut conn).await?;
+        Ok(redis::cmd("GET").arg(key).query_async(&mut conn).await?)
+    }
+
+    /// `MULTI SET EXEC`, then `UNWATCH key`, which Redis rejects: the swap reports `CasFailed`
+    /// after its write, as Spin's does.
+    pub async fn swap(&self, key: &str, value: &[u8]) -> Result<(), SwapError> {
+        let mut conn = self.conn.clone();
+        let written: Result<(), redis::RedisError> = redis::pipe()
+            .atomic()
+            .set(key, value)
+            .query_async(&mut conn)
+            .await;
+        let unwatched: Result<(), redis::RedisError> =
+            redis::cmd("UNWATCH").arg(key).query_async(&mut conn).await;
+        match (written, unwatched) {
+            (Ok(()), Ok(())) => Ok(()),
+            _ => Err(SwapError::CasFailed),
+        }
     }
 }
 
@@ -137,7 +151,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn increment_and_cas_are_atomic() {
+    async fn increment_is_atomic_and_decimal() {
         let Some(s) = store().await else { return };
         let counter = unique("n");
         let mut tasks = Vec::new();
@@ -154,21 +168,53 @@ mod tests {
             t.await.unwrap();
         }
         assert_eq!(s.get(&counter).await.unwrap().unwrap(), b"200");
+        assert!(s.exists(&counter).await.unwrap());
+        assert!(s.keys().await.unwrap().contains(&counter));
+        s.delete_many(vec![counter.clone()]).await.unwrap();
+        assert!(!s.exists(&counter).await.unwrap());
+    }
 
+    #[tokio::test]
+    async fn swap_reports_failure_after_its_write_as_spins_does() {
+        let Some(s) = store().await else { return };
         let key = unique("cas");
-        assert!(s.compare_and_swap(&key, None, b"1").await.unwrap());
-        assert!(!s.compare_and_swap(&key, None, b"2").await.unwrap());
-        assert!(!s.compare_and_swap(&key, Some(b"0"), b"2").await.unwrap());
-        assert!(s.compare_and_swap(&key, Some(b"1"), b"\xff").await.unwrap());
-        assert_eq!(s.get(&key).await.unwrap().unwrap(), b"\xff");
-        assert!(s.keys().await.unwrap().contains(&key));
-        let many = s
-            .get_many(vec![key.clone(), unique("absent")])
-            .await
-            .unwrap();
-        assert_eq!(many, vec![Some(b"\xff".to_vec()), None]);
-        for k in [counter, key] {
-            s.delete(&k).await.unwrap();
-        }
+        // Two first swaps: both WATCH an absent key. The first lands, the second's EXEC is
+        // aborted by the first's write. Both report failure.
+        let a = s.new_cas().await.unwrap();
+        let b = s.new_cas().await.unwrap();
+        assert_eq!(a.current(&key).await.unwrap(), None);
+        assert_eq!(b.current(&key).await.unwrap(), None);
+        assert!(matches!(
+            a.swap(&key, b"a").await,
+            Err(SwapError::CasFailed)
+        ));
+        assert!(matches!(
+            b.swap(&key, b"b").await,
+            Err(SwapError::CasFailed)
+        ));
+        assert_eq!(s.get(&key).await.unwrap().unwrap(), b"a");
+        // Without `current()` nothing is watched: an unconditional write, still "failed".
+        let c = s.new_cas().await.unwrap();
+        assert!(matches!(
+            c.swap(&key, b"c").await,
+            Err(SwapError::CasFailed)
+        ));
+        assert_eq!(s.get(&key).await.unwrap().unwrap(), b"c");
+        s.delete_many(vec![key]).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn get_many_fails_like_spins() {
+        let Some(s) = store().await else { return };
+        let (k1, k2) = (unique("m1"), unique("m2"));
+        s.set_many(vec![
+            (k1.clone(), b"1".to_vec()),
+            (k2.clone(), b"2".to_vec()),
+        ])
+        .await
+        .unwrap();
+        assert!(s.get_many(vec![k1.clone(), k2.clone()]).await.is_err());
+        assert_eq!(s.get_many(Vec::new()).await.unwrap(), Vec::new());
+        s.delete_many(vec![k1, k2]).await.unwrap();
     }
 }

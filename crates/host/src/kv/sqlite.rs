@@ -1,29 +1,34 @@
-//! Spin's default key-value store: one SQLite table, shared by labels, safe across processes.
+//! Spin's default key-value store: one SQLite table, shared by labels, in Spin's file format.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::KvError;
 
-/// An open SQLite file.
+/// An open SQLite file: one connection behind a lock, as Spin keeps it.
 #[derive(Clone)]
 pub struct SqliteFile {
     conn: Arc<Mutex<Connection>>,
 }
 
 impl SqliteFile {
-    /// Opens (creating if needed) the database file and its table.
+    /// Opens (creating if needed) the database file and Spin's table. Like Spin, no pragma is
+    /// set: the rollback journal and rusqlite's 5 s busy timeout.
     pub fn open(path: &Path) -> anyhow::Result<Self> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let conn = Connection::open(path)?;
-        // WAL and a busy timeout let two hosts share one file without spurious "database is locked".
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        Self::with_table(Connection::open(path)?)
+    }
+
+    /// A private in-memory store, as Spin gives a `type = "spin"` store without `path`.
+    pub fn open_in_memory() -> anyhow::Result<Self> {
+        Self::with_table(Connection::open_in_memory()?)
+    }
+
+    fn with_table(conn: Connection) -> anyhow::Result<Self> {
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS spin_key_value (
                 store TEXT NOT NULL,
@@ -45,6 +50,9 @@ impl SqliteFile {
         }
     }
 }
+
+const UPSERT: &str = "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3)
+                      ON CONFLICT (store, key) DO UPDATE SET value = excluded.value";
 
 /// One label's rows.
 #[derive(Clone)]
@@ -81,39 +89,53 @@ impl SqliteStore {
         .await
     }
 
-    pub async fn get_many(&self, keys: Vec<String>) -> Result<Vec<Option<Vec<u8>>>, KvError> {
+    /// The keys that exist, with their values, in the order asked.
+    pub async fn get_many(
+        &self,
+        keys: Vec<String>,
+    ) -> Result<Vec<(String, Option<Vec<u8>>)>, KvError> {
         self.with_conn(move |conn, label| {
             let mut stmt = conn
                 .prepare_cached("SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2")?;
-            keys.iter()
-                .map(|key| {
-                    Ok(stmt
-                        .query_row(params![label, key], |row| row.get(0))
-                        .optional()?)
-                })
-                .collect()
+            let mut found = Vec::new();
+            for key in keys {
+                let value: Option<Vec<u8>> = stmt
+                    .query_row(params![label, key], |row| row.get(0))
+                    .optional()?;
+                if value.is_some() {
+                    found.push((key, value));
+                }
+            }
+            Ok(found)
         })
         .await
     }
 
     pub async fn set(&self, key: &str, value: &[u8]) -> Result<(), KvError> {
-        let (key, value) = (key.to_string(), value.to_vec());
+        self.set_many(vec![(key.to_string(), value.to_vec())]).await
+    }
+
+    pub async fn set_many(&self, pairs: Vec<(String, Vec<u8>)>) -> Result<(), KvError> {
         self.with_conn(move |conn, label| {
-            conn.prepare_cached(
-                "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
-            )?
-            .execute(params![label, key, value])?;
+            let tx = conn.transaction()?;
+            for (key, value) in pairs {
+                tx.prepare_cached(UPSERT)?
+                    .execute(params![label, key, value])?;
+            }
+            tx.commit()?;
             Ok(())
         })
         .await
     }
 
-    pub async fn delete(&self, key: &str) -> Result<(), KvError> {
-        let key = key.to_string();
+    pub async fn delete_many(&self, keys: Vec<String>) -> Result<(), KvError> {
         self.with_conn(move |conn, label| {
-            conn.prepare_cached("DELETE FROM spin_key_value WHERE store = ?1 AND key = ?2")?
-                .execute(params![label, key])?;
+            let tx = conn.transaction()?;
+            for key in keys {
+                tx.prepare_cached("DELETE FROM spin_key_value WHERE store = ?1 AND key = ?2")?
+                    .execute(params![label, key])?;
+            }
+            tx.commit()?;
             Ok(())
         })
         .await
@@ -131,11 +153,11 @@ impl SqliteStore {
         .await
     }
 
+    /// Spin's increment: a deferred transaction reading and rewriting an 8-byte little-endian i64.
     pub async fn increment(&self, key: &str, delta: i64) -> Result<i64, KvError> {
         let key = key.to_string();
         self.with_conn(move |conn, label| {
-            // IMMEDIATE takes the write lock up front, so another process cannot interleave.
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = conn.transaction()?;
             let current: Option<Vec<u8>> = tx
                 .query_row(
                     "SELECT value FROM spin_key_value WHERE store = ?1 AND key = ?2",
@@ -145,40 +167,29 @@ impl SqliteStore {
                 .optional()?;
             let current = match current {
                 None => 0,
-                Some(bytes) => parse_counter(&bytes)?,
+                Some(bytes) => decode_counter(&bytes)?,
             };
             let next = current
                 .checked_add(delta)
                 .ok_or_else(|| KvError::Backend(format!("counter `{key}` would overflow")))?;
-            tx.execute(
-                "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
-                params![label, key, next.to_string().into_bytes()],
-            )?;
+            tx.execute(UPSERT, params![label, key, next.to_le_bytes().to_vec()])?;
             tx.commit()?;
             Ok(next)
         })
         .await
     }
 
-    pub async fn compare_and_swap(
-        &self,
-        key: &str,
-        expected: Option<&[u8]>,
-        new: &[u8],
-    ) -> Result<bool, KvError> {
-        let (key, expected, new) = (key.to_string(), expected.map(<[u8]>::to_vec), new.to_vec());
+    /// Spin's swap: conditional on `seen` when the guest read a value, else an upsert.
+    /// Returns whether exactly one row changed.
+    pub async fn swap(&self, key: &str, seen: Option<&[u8]>, new: &[u8]) -> Result<bool, KvError> {
+        let (key, seen, new) = (key.to_string(), seen.map(<[u8]>::to_vec), new.to_vec());
         self.with_conn(move |conn, label| {
-            let changed = match expected {
-                Some(expected) => conn.execute(
+            let changed = match seen {
+                Some(seen) => conn.execute(
                     "UPDATE spin_key_value SET value = ?4 WHERE store = ?1 AND key = ?2 AND value = ?3",
-                    params![label, key, expected, new],
+                    params![label, key, seen, new],
                 )?,
-                None => conn.execute(
-                    "INSERT INTO spin_key_value (store, key, value) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (store, key) DO NOTHING",
-                    params![label, key, new],
-                )?,
+                None => conn.execute(UPSERT, params![label, key, new])?,
             };
             Ok(changed == 1)
         })
@@ -186,12 +197,15 @@ impl SqliteStore {
     }
 }
 
-/// Counters are decimal ASCII; anything else under a counter's key is the guest's mistake.
-pub(super) fn parse_counter(bytes: &[u8]) -> Result<i64, KvError> {
-    std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .ok_or_else(|| KvError::Backend("value is not an integer counter".into()))
+/// Reads a counter as Spin stores it: exactly 8 bytes, little-endian.
+pub fn decode_counter(bytes: &[u8]) -> Result<i64, KvError> {
+    let bytes: [u8; 8] = bytes.try_into().map_err(|_| {
+        KvError::Backend(format!(
+            "incorrect length: a counter is 8 bytes (little-endian i64), this value has {}",
+            bytes.len()
+        ))
+    })?;
+    Ok(i64::from_le_bytes(bytes))
 }
 
 #[cfg(test)]
@@ -218,11 +232,15 @@ mod tests {
             .unwrap();
         assert_eq!(
             many,
-            vec![Some(b"\xff\x00".to_vec()), None, Some(b"1".to_vec())]
+            vec![
+                ("b".to_string(), Some(b"\xff\x00".to_vec())),
+                ("a".to_string(), Some(b"1".to_vec()))
+            ]
         );
         assert_eq!(s.keys().await.unwrap(), vec!["a", "b"]);
-        s.delete("a").await.unwrap();
-        s.delete("missing").await.unwrap();
+        s.delete_many(vec!["a".into(), "missing".into()])
+            .await
+            .unwrap();
         assert_eq!(s.keys().await.unwrap(), vec!["b"]);
     }
 
@@ -235,34 +253,67 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn increments_are_not_lost_across_connections() {
+    async fn counters_are_spins_8_byte_little_endian() {
         let dir = tempfile::tempdir().unwrap();
-        // Two files opened separately behave like two host processes.
+        let s = store(dir.path());
+        assert_eq!(s.increment("n", 5).await.unwrap(), 5);
+        assert_eq!(s.increment("n", -7).await.unwrap(), -2);
+        assert_eq!(s.get("n").await.unwrap().unwrap(), (-2i64).to_le_bytes());
+        // The row is where Spin looks for it: table spin_key_value, columns store/key/value.
+        let conn = Connection::open(dir.path().join("kv.db")).unwrap();
+        let value: Vec<u8> = conn
+            .query_row(
+                "SELECT value FROM spin_key_value WHERE store = 'default' AND key = 'n'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(value, (-2i64).to_le_bytes());
+        // A decimal counter (as this host wrote before) is refused, as Spin refuses it.
+        s.set("old", b"42").await.unwrap();
+        let err = s.increment("old", 1).await.unwrap_err();
+        assert!(err.to_string().contains("incorrect length"), "{err}");
+        assert_eq!(s.get("old").await.unwrap().unwrap(), b"42");
+    }
+
+    #[tokio::test]
+    async fn increments_across_connections_are_never_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two files opened separately behave like two host processes. As under Spin (a deferred
+        // transaction), one may be refused with "database is locked"; none is lost.
         let a = store(dir.path());
         let b = store(dir.path());
         let mut tasks = Vec::new();
         for s in [a.clone(), b.clone(), a, b] {
             tasks.push(tokio::spawn(async move {
+                let mut done = 0;
                 for _ in 0..50 {
-                    s.increment("n", 1).await.unwrap();
+                    match s.increment("n", 1).await {
+                        Ok(_) => done += 1,
+                        Err(e) => assert!(e.to_string().contains("locked"), "{e}"),
+                    }
                 }
+                done
             }));
         }
+        let mut done = 0;
         for t in tasks {
-            t.await.unwrap();
+            done += t.await.unwrap();
         }
-        assert_eq!(store(dir.path()).increment("n", 0).await.unwrap(), 200);
-        assert_eq!(store(dir.path()).get("n").await.unwrap().unwrap(), b"200");
+        assert!(done > 0);
+        assert_eq!(store(dir.path()).increment("n", 0).await.unwrap(), done);
     }
 
     #[tokio::test]
-    async fn compare_and_swap_only_on_expected_value() {
+    async fn swap_is_conditional_only_over_a_value_that_was_read() {
         let dir = tempfile::tempdir().unwrap();
         let s = store(dir.path());
-        assert!(s.compare_and_swap("k", None, b"1").await.unwrap());
-        assert!(!s.compare_and_swap("k", None, b"2").await.unwrap());
-        assert!(!s.compare_and_swap("k", Some(b"0"), b"2").await.unwrap());
-        assert!(s.compare_and_swap("k", Some(b"1"), b"2").await.unwrap());
+        // Nothing read (absent key): an upsert, twice.
+        assert!(s.swap("k", None, b"1").await.unwrap());
+        assert!(s.swap("k", None, b"2").await.unwrap());
         assert_eq!(s.get("k").await.unwrap().unwrap(), b"2");
+        assert!(!s.swap("k", Some(b"1"), b"3").await.unwrap());
+        assert!(s.swap("k", Some(b"2"), b"3").await.unwrap());
+        assert_eq!(s.get("k").await.unwrap().unwrap(), b"3");
     }
 }
