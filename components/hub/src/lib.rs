@@ -1,46 +1,74 @@
-//! The `hub` Spin component: the message hub (`/api/send`, `/api/inbox/<machine>`, `/machines`).
+//! The `hub` Spin component: the message hub (`/api/send`, `/api/inbox/<machine>`,
+//! `/api/inbox/<machine>/ack`, `/machines`).
 //!
-//! A thin adapter over [`dochub_hub`]: it reads the variables `environment` and `hub_tokens` once
-//! per request, reads the body (at most 64 KiB), implements [`KeyValue`] over `wasi:keyvalue`
-//! (store, atomics, batch) on the store labelled `default`, and hands the request to
-//! [`dochub_hub::api::handle`].
+//! A thin adapter over [`dochub_hub`]: it reads the variables once per request (`environment`,
+//! `hub_tokens`, `hub_database_url`, `hub_max_unread`, `hub_retention_days`), reads the body (at
+//! most [`MAX_REQUEST`] bytes), implements [`Sql`] over Spin's SQLite database `default`
+//! (`spin:sqlite`), or over PostgreSQL (`spin:postgres`) when `hub_database_url` is set, and hands
+//! the request to [`dochub_hub::api::handle`].
 
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
 
-use std::collections::HashMap;
-
-use dochub_hub::api::{self, Body, MAX_BODY};
+use dochub_hub::api::{self, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
-use dochub_hub::{Hub, KeyValue, StoreError, decode_counter};
+use dochub_hub::{Dialect, Hub, Limits, Sql, SqlError, SqlValue, SystemClock};
 use futures::StreamExt;
 use http::StatusCode;
 use spin_sdk::http::IncomingRequest;
 use spin_sdk::http_component;
-use spin_sdk::wit::wasi::keyvalue::{atomics, batch, store};
+use spin_sdk::{pg3, sqlite3};
 
 #[http_component]
 async fn handle(req: IncomingRequest) -> http::Response<Vec<u8>> {
     let auth = HubAuth::new(&variable("environment"), &variable("hub_tokens"));
+    let limits = match Limits::parse(&variable("hub_max_unread"), &variable("hub_retention_days")) {
+        Ok(limits) => limits,
+        Err(e) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
     let request = match read_request(req).await {
         Ok(request) => request,
         Err(response) => return response,
     };
-    let bucket = match store::open("default") {
-        Ok(bucket) => bucket,
-        Err(e) => {
-            let message = format!("cannot open the key-value store `default`: {e:?}");
-            return api::error(StatusCode::INTERNAL_SERVER_ERROR, &message);
+    let url = variable("hub_database_url");
+    let url = url.trim();
+    if url.is_empty() {
+        match sqlite3::Connection::open_default() {
+            Ok(conn) => serve(SpinSqlite(conn), limits, &auth, request),
+            Err(e) => unavailable(&format!("cannot open the SQLite database `default`: {e:?}")),
         }
-    };
-    api::handle(&Hub::new(WasiStore { bucket }), &auth, request)
+    } else {
+        match pg3::Connection::open(url) {
+            Ok(conn) => serve(SpinPostgres(conn), limits, &auth, request),
+            // The URL may hold a password: the error names the failure, not the address.
+            Err(e) => unavailable(&format!("cannot connect to the hub's PostgreSQL: {e:?}")),
+        }
+    }
+}
+
+fn serve(
+    db: impl Sql,
+    limits: Limits,
+    auth: &HubAuth,
+    request: http::Request<Body>,
+) -> http::Response<Vec<u8>> {
+    api::handle(&Hub::with_clock(db, SystemClock, limits), auth, request)
+}
+
+fn unavailable(message: &str) -> http::Response<Vec<u8>> {
+    let mut response = api::error(StatusCode::SERVICE_UNAVAILABLE, message);
+    response.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    response
 }
 
 fn variable(name: &str) -> String {
     spin_sdk::variables::get(name).unwrap_or_default()
 }
 
-/// The request as an [`http::Request`], its body read up to [`MAX_BODY`] bytes.
+/// The request as an [`http::Request`], its body read up to [`MAX_REQUEST`] bytes.
 async fn read_request(
     req: IncomingRequest,
 ) -> Result<http::Request<Body>, http::Response<Vec<u8>>> {
@@ -57,7 +85,7 @@ async fn read_request(
             let length = std::str::from_utf8(&value)
                 .ok()
                 .and_then(|v| v.trim().parse::<u64>().ok());
-            declared_too_large = length.is_some_and(|n| n > MAX_BODY as u64);
+            declared_too_large = length.is_some_and(|n| n > MAX_REQUEST as u64);
         }
         if let Ok(value) = http::HeaderValue::from_bytes(&value) {
             builder = builder.header(name, value);
@@ -72,7 +100,7 @@ async fn read_request(
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(|e| bad(&format!("cannot read the request body: {e:?}")))?;
             bytes.extend_from_slice(&chunk);
-            if bytes.len() > MAX_BODY {
+            if bytes.len() > MAX_REQUEST {
                 too_large = true;
                 break;
             }
@@ -88,91 +116,98 @@ async fn read_request(
         .map_err(|_| bad("invalid request headers"))
 }
 
-/// [`KeyValue`] over `wasi:keyvalue`.
-struct WasiStore {
-    bucket: store::Bucket,
+/// [`Sql`] over Spin's `spin:sqlite` (one connection for the request).
+struct SpinSqlite(sqlite3::Connection);
+
+fn sqlite_params(params: &[SqlValue]) -> Vec<sqlite3::Value> {
+    params
+        .iter()
+        .map(|p| match p {
+            SqlValue::Int(n) => sqlite3::Value::Integer(*n),
+            SqlValue::Text(s) => sqlite3::Value::Text(s.clone()),
+            SqlValue::Null => sqlite3::Value::Null,
+        })
+        .collect()
 }
 
-fn store_error(e: store::Error) -> StoreError {
-    StoreError(match e {
-        store::Error::NoSuchStore => "no such store".to_owned(),
-        store::Error::AccessDenied => "access denied".to_owned(),
-        store::Error::Other(message) => message,
-    })
+impl Sql for SpinSqlite {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
+        let result = self
+            .0
+            .execute(sql, &sqlite_params(params))
+            .map_err(|e| SqlError(format!("{e:?}")))?;
+        result
+            .rows
+            .into_iter()
+            .map(|row| {
+                row.values
+                    .into_iter()
+                    .map(|v| match v {
+                        sqlite3::Value::Integer(n) => Ok(SqlValue::Int(n)),
+                        sqlite3::Value::Text(s) => Ok(SqlValue::Text(s)),
+                        sqlite3::Value::Null => Ok(SqlValue::Null),
+                        other => Err(SqlError(format!("unexpected SQLite value {other:?}"))),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        self.0
+            .execute(sql, &sqlite_params(params))
+            .map_err(|e| SqlError(format!("{e:?}")))?;
+        Ok(self.0.changes())
+    }
 }
 
-impl KeyValue for WasiStore {
-    type Cas = atomics::Cas;
+/// [`Sql`] over Spin's `spin:postgres` (one pooled connection for the request).
+struct SpinPostgres(pg3::Connection);
 
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.bucket.get(key).map_err(store_error)
+fn pg_params(params: &[SqlValue]) -> Vec<pg3::ParameterValue> {
+    params
+        .iter()
+        .map(|p| match p {
+            SqlValue::Int(n) => pg3::ParameterValue::Int64(*n),
+            SqlValue::Text(s) => pg3::ParameterValue::Str(s.clone()),
+            SqlValue::Null => pg3::ParameterValue::DbNull,
+        })
+        .collect()
+}
+
+impl Sql for SpinPostgres {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
     }
 
-    fn get_many(&self, keys: &[String]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        // Some hosts (Spin's SQLite store) return only the keys that exist: match by name. Some
-        // providers fail batch reads outright (Spin's Redis store runs KEYS, not MGET): then one
-        // read per key.
-        let Ok(found) = batch::get_many(&self.bucket, keys) else {
-            return keys.iter().map(|k| self.get(k)).collect();
-        };
-        let mut found: HashMap<String, Option<Vec<u8>>> = found.into_iter().collect();
-        Ok(keys.iter().map(|k| found.remove(k).flatten()).collect())
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
+        let rows = self
+            .0
+            .query(sql, &pg_params(params))
+            .map_err(|e| SqlError(format!("{e:?}")))?;
+        rows.rows
+            .into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .map(|v| match v {
+                        pg3::DbValue::Int64(n) => Ok(SqlValue::Int(n)),
+                        pg3::DbValue::Int32(n) => Ok(SqlValue::Int(n.into())),
+                        pg3::DbValue::Str(s) => Ok(SqlValue::Text(s)),
+                        pg3::DbValue::DbNull => Ok(SqlValue::Null),
+                        other => Err(SqlError(format!("unexpected PostgreSQL value {other:?}"))),
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
-    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.bucket.set(key, value).map_err(store_error)
-    }
-
-    fn delete(&self, key: &str) -> Result<(), StoreError> {
-        self.bucket.delete(key).map_err(store_error)
-    }
-
-    fn delete_many(&self, keys: &[String]) -> Result<(), StoreError> {
-        batch::delete_many(&self.bucket, keys).map_err(store_error)
-    }
-
-    fn list_keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let mut keys = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self
-                .bucket
-                .list_keys(cursor.as_deref())
-                .map_err(store_error)?;
-            keys.extend(page.keys.into_iter().filter(|k| k.starts_with(prefix)));
-            match page.cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(keys),
-            }
-        }
-    }
-
-    fn increment(&self, key: &str, delta: i64) -> Result<i64, StoreError> {
-        atomics::increment(&self.bucket, key, delta).map_err(store_error)
-    }
-
-    fn counter(&self, key: &str) -> Result<i64, StoreError> {
-        // A plain read where the encoding is known; an increment by 0 (a write) otherwise.
-        match self.get(key)? {
-            None => Ok(0),
-            Some(bytes) => match decode_counter(&bytes) {
-                Some(n) => Ok(n),
-                None => self.increment(key, 0),
-            },
-        }
-    }
-
-    fn cas_begin(&self, key: &str) -> Result<(atomics::Cas, Option<Vec<u8>>), StoreError> {
-        let cas = atomics::Cas::new(&self.bucket, key).map_err(store_error)?;
-        let current = cas.current().map_err(store_error)?;
-        Ok((cas, current))
-    }
-
-    fn cas_swap(&self, cas: atomics::Cas, value: &[u8]) -> Result<bool, StoreError> {
-        match atomics::swap(cas, value) {
-            Ok(()) => Ok(true),
-            Err(atomics::CasError::CasFailed(_)) => Ok(false),
-            Err(atomics::CasError::StoreError(e)) => Err(store_error(e)),
-        }
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        self.0
+            .execute(sql, &pg_params(params))
+            .map_err(|e| SqlError(format!("{e:?}")))
     }
 }

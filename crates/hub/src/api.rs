@@ -3,42 +3,45 @@
 //!
 //! | Route | Method | Success |
 //! |---|---|---|
-//! | `/api/send` | POST, `Content-Type: application/json`, at most 64 KiB | 201, the stored message |
+//! | `/api/send` | POST JSON `{from,to,body}`, optional `Idempotency-Key` | 201, the stored message |
 //! | `/api/inbox/<machine>?limit=&ack=` | GET | 200, `{"machine", "messages": [...]}` |
+//! | `/api/inbox/<machine>/ack` | POST JSON `{"through": <id>}` | 200, `{"machine", "acknowledged"}` |
 //! | `/machines` | GET | 200, `[{"name", "last_seen"}]` |
 //!
 //! Errors are JSON `{"error": "..."}`: 400 bad input, 401 no valid token (production), 403 a
-//! token acting for another machine, 404 unknown path, 405 other methods (with `Allow`), 413 body
-//! over 64 KiB, 415 not JSON, 500 store failure, 503 store too contended (with `Retry-After`).
+//! token acting for another machine, 404 unknown path, 405 other methods (with `Allow`), 413 a
+//! message body over 64 KiB (or a request over [`MAX_REQUEST`]), 415 not JSON, 500 database or
+//! setting failure, 503 database busy (with `Retry-After`), 507 the recipient's inbox is full.
 
 use http::{Method, StatusCode, header};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::HubError;
 use crate::auth::{Access, CHALLENGE, HubAuth};
 use crate::hub::{Clock, DEFAULT_LIMIT, Hub, MAX_LIMIT};
-use crate::kv::KeyValue;
-use crate::model::{MachineName, SendRequest};
+use crate::model::{IdempotencyKey, MAX_BODY, MachineName, SendRequest};
+use crate::sql::Sql;
 
-/// The largest request body `/api/send` accepts: 64 KiB.
-pub const MAX_BODY: usize = 64 * 1024;
+/// The largest request body read: room for a 64 KiB message written entirely in `\uXXXX`
+/// escapes (6 bytes each), plus the rest of the JSON.
+pub const MAX_REQUEST: usize = 6 * MAX_BODY + 4096;
 
 /// A request body as the host delivered it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Body {
     /// The whole body.
     Bytes(Vec<u8>),
-    /// More than [`MAX_BODY`] bytes (the rest was not read).
+    /// More than [`MAX_REQUEST`] bytes (the rest was not read).
     TooLarge,
 }
 
 /// Answers one hub request.
-pub fn handle<S: KeyValue, C: Clock>(
+pub fn handle<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     request: http::Request<Body>,
 ) -> http::Response<Vec<u8>> {
-    let path = request.uri().path();
+    let path = request.uri().path().to_owned();
     if path == "/api/send" {
         if request.method() != Method::POST {
             return method_not_allowed("POST");
@@ -54,25 +57,27 @@ pub fn handle<S: KeyValue, C: Clock>(
             _ => respond(hub.machines().map(|m| (StatusCode::OK, m))),
         };
     }
-    if let Some(machine) = path.strip_prefix("/api/inbox/")
-        && !machine.is_empty()
-        && !machine.contains('/')
-    {
-        if request.method() != Method::GET {
-            return method_not_allowed("GET");
+    if let Some(rest) = path.strip_prefix("/api/inbox/") {
+        match rest.split('/').collect::<Vec<_>>()[..] {
+            [machine] if !machine.is_empty() => {
+                if request.method() != Method::GET {
+                    return method_not_allowed("GET");
+                }
+                return inbox(hub, auth, machine, &request);
+            }
+            [machine, "ack"] if !machine.is_empty() => {
+                if request.method() != Method::POST {
+                    return method_not_allowed("POST");
+                }
+                return acknowledge(hub, auth, machine, request);
+            }
+            _ => {}
         }
-        return inbox(
-            hub,
-            auth,
-            machine,
-            request.uri().query().unwrap_or(""),
-            &request,
-        );
     }
     error(StatusCode::NOT_FOUND, &format!("no hub route for {path}"))
 }
 
-fn send<S: KeyValue, C: Clock>(
+fn send<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     request: http::Request<Body>,
@@ -81,20 +86,16 @@ fn send<S: KeyValue, C: Clock>(
     if access == Access::Denied {
         return unauthorized();
     }
-    if !is_json(request.headers().get(header::CONTENT_TYPE)) {
-        return error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Content-Type must be application/json",
-        );
-    }
-    let body = match request.into_body() {
-        Body::Bytes(b) if b.len() <= MAX_BODY => b,
-        _ => {
-            return error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "the request body is larger than 64 KiB",
-            );
-        }
+    let key = match request.headers().get("idempotency-key") {
+        None => None,
+        Some(value) => match IdempotencyKey::parse(value.as_bytes()) {
+            Ok(key) => Some(key),
+            Err(e) => return hub_error(e),
+        },
+    };
+    let body = match json_body(request) {
+        Ok(body) => body,
+        Err(response) => return *response,
     };
     let send = match SendRequest::from_json(&body) {
         Ok(send) => send,
@@ -106,20 +107,23 @@ fn send<S: KeyValue, C: Clock>(
             &format!("this token may not send as `{}`", send.from),
         );
     }
-    respond(hub.send(&send).map(|m| (StatusCode::CREATED, m)))
+    respond(
+        hub.send(&send, key.as_ref())
+            .map(|m| (StatusCode::CREATED, m)),
+    )
 }
 
-fn inbox<S: KeyValue, C: Clock>(
+fn inbox<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     machine: &str,
-    query: &str,
     request: &http::Request<Body>,
 ) -> http::Response<Vec<u8>> {
     let access = access(auth, request);
     if access == Access::Denied {
         return unauthorized();
     }
+    let query = request.uri().query().unwrap_or("");
     let parsed = MachineName::parse(machine, "machine").and_then(|m| {
         let (limit, ack) = inbox_query(query)?;
         Ok((m, limit, ack))
@@ -134,34 +138,111 @@ fn inbox<S: KeyValue, C: Clock>(
             &format!("this token may not read the inbox of `{machine}`"),
         );
     }
-    respond(hub.inbox(&machine, limit, ack).map(|i| (StatusCode::OK, i)))
+    // A mistyped name in an anonymous peek must not become a machine that collects every
+    // broadcast: only an authenticated or acknowledging read registers.
+    let register = ack || matches!(access, Access::Machine(_));
+    respond(
+        hub.inbox(&machine, limit, ack, register)
+            .map(|i| (StatusCode::OK, i)),
+    )
 }
 
-/// `limit` (1 to 500, default 50) and `ack` (`true`/`false`/`1`/`0`, default false); other
-/// parameters are ignored.
+fn acknowledge<S: Sql, C: Clock>(
+    hub: &Hub<S, C>,
+    auth: &HubAuth,
+    machine: &str,
+    request: http::Request<Body>,
+) -> http::Response<Vec<u8>> {
+    #[derive(Deserialize)]
+    struct Ack {
+        through: Option<serde_json::Value>,
+    }
+    #[derive(Serialize)]
+    struct Acknowledged {
+        machine: String,
+        acknowledged: u64,
+    }
+    let access = access(auth, &request);
+    if access == Access::Denied {
+        return unauthorized();
+    }
+    let machine = match MachineName::parse(machine, "machine") {
+        Ok(m) => m,
+        Err(e) => return hub_error(e),
+    };
+    if !access.may_act_as(&machine) {
+        return error(
+            StatusCode::FORBIDDEN,
+            &format!("this token may not acknowledge the inbox of `{machine}`"),
+        );
+    }
+    let body = match json_body(request) {
+        Ok(body) => body,
+        Err(response) => return *response,
+    };
+    let through = match serde_json::from_slice::<Ack>(&body) {
+        Ok(Ack {
+            through: Some(serde_json::Value::Number(n)),
+        }) if n.as_u64().is_some() => n.as_u64().unwrap_or_default(),
+        Ok(_) => {
+            return hub_error(HubError::Invalid(
+                "`through` must be the id (a non-negative integer) of the last message to mark read"
+                    .to_owned(),
+            ));
+        }
+        Err(e) => {
+            return hub_error(HubError::Invalid(format!(
+                "the body is not a JSON object: {e}"
+            )));
+        }
+    };
+    respond(hub.acknowledge(&machine, through).map(|acknowledged| {
+        (
+            StatusCode::OK,
+            Acknowledged {
+                machine: machine.to_string(),
+                acknowledged,
+            },
+        )
+    }))
+}
+
+/// The body of a request that must be JSON: 415 for another content type, 413 when too large.
+fn json_body(request: http::Request<Body>) -> Result<Vec<u8>, Box<http::Response<Vec<u8>>>> {
+    if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        return Err(Box::new(error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        )));
+    }
+    match request.into_body() {
+        Body::Bytes(b) if b.len() <= MAX_REQUEST => Ok(b),
+        _ => Err(Box::new(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the request body is larger than {MAX_REQUEST} bytes (a message body may hold \
+                 64 KiB of UTF-8)"
+            ),
+        ))),
+    }
+}
+
+/// `limit` (default 50; a number outside 1..=500 is clamped into it) and `ack` (true/false,
+/// 1/0, yes/no, on/off in any case; bare `ack` is true; default false); other parameters are
+/// ignored.
 fn inbox_query(query: &str) -> Result<(usize, bool), HubError> {
     let mut limit = DEFAULT_LIMIT;
     let mut ack = false;
     for (key, value) in form_urlencoded::parse(query.as_bytes()) {
         match &*key {
-            "limit" => {
-                limit = value
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=MAX_LIMIT).contains(n))
-                    .ok_or_else(|| {
-                        HubError::Invalid(format!(
-                            "`limit` must be an integer from 1 to {MAX_LIMIT}, not `{value}`"
-                        ))
-                    })?;
-            }
+            "limit" => limit = parse_limit(&value)?,
             "ack" => {
-                ack = match &*value {
-                    "true" | "1" => true,
-                    "false" | "0" => false,
+                ack = match value.to_ascii_lowercase().as_str() {
+                    "" | "true" | "1" | "yes" | "on" => true,
+                    "false" | "0" | "no" | "off" => false,
                     _ => {
                         return Err(HubError::Invalid(format!(
-                            "`ack` must be true or false, not `{value}`"
+                            "`ack` must be true or false (or 1/0, yes/no, on/off), not `{value}`"
                         )));
                     }
                 };
@@ -170,6 +251,22 @@ fn inbox_query(query: &str) -> Result<(usize, bool), HubError> {
         }
     }
     Ok((limit, ack))
+}
+
+/// An integer, clamped into 1..=500 however large or negative it is.
+fn parse_limit(value: &str) -> Result<usize, HubError> {
+    let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(HubError::Invalid(format!(
+            "`limit` must be an integer (it is clamped to 1..={MAX_LIMIT}), not `{value}`"
+        )));
+    }
+    if value.starts_with('-') {
+        return Ok(1);
+    }
+    Ok(digits
+        .parse::<usize>()
+        .map_or(MAX_LIMIT, |n| n.clamp(1, MAX_LIMIT)))
 }
 
 fn access(auth: &HubAuth, request: &http::Request<Body>) -> Access {
@@ -201,8 +298,10 @@ fn respond<T: Serialize>(result: Result<(StatusCode, T), HubError>) -> http::Res
 fn hub_error(e: HubError) -> http::Response<Vec<u8>> {
     let status = match e {
         HubError::Invalid(_) => StatusCode::BAD_REQUEST,
+        HubError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+        HubError::InboxFull(_) => StatusCode::INSUFFICIENT_STORAGE,
         HubError::Busy => StatusCode::SERVICE_UNAVAILABLE,
-        HubError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        HubError::Config(_) | HubError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     let mut response = error(status, &e.to_string());
     if status == StatusCode::SERVICE_UNAVAILABLE {
@@ -252,4 +351,39 @@ fn json(status: StatusCode, body: Vec<u8>) -> http::Response<Vec<u8>> {
         http::HeaderValue::from_static("application/json"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_is_clamped_and_must_be_a_number() {
+        for (value, expected) in [
+            ("1", 1),
+            ("50", 50),
+            ("500", 500),
+            ("0", 1),
+            ("-5", 1),
+            ("501", 500),
+            ("+7", 7),
+            ("99999999999999999999999", 500),
+        ] {
+            assert_eq!(parse_limit(value).unwrap(), expected, "{value}");
+        }
+        for bad in ["", "abc", "1.5", "-", "5x", " 5"] {
+            assert!(parse_limit(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn ack_takes_the_usual_spellings() {
+        for q in ["ack", "ack=", "ack=TRUE", "ack=1", "ack=Yes", "ack=on"] {
+            assert_eq!(inbox_query(q).unwrap(), (DEFAULT_LIMIT, true), "{q}");
+        }
+        for q in ["", "ack=false", "ack=0", "ack=NO", "ack=Off", "other=1"] {
+            assert_eq!(inbox_query(q).unwrap(), (DEFAULT_LIMIT, false), "{q}");
+        }
+        assert!(inbox_query("ack=maybe").is_err());
+    }
 }

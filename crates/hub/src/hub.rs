@@ -1,70 +1,52 @@
-//! The hub's store logic: registration, send, inbox with acknowledgement, machine list.
-
-use serde::{Deserialize, Serialize};
+//! The hub's storage logic on SQL: registration, send, inbox reads, acknowledgement, machine list.
+//! Why each statement is safe is in the crate docs.
 
 use crate::HubError;
-use crate::kv::{KeyValue, StoreError, decode_counter};
 use crate::model::{
-    Inbox, InboxMessage, MachineEntry, MachineName, Message, Recipient, SendRequest, iso_millis,
+    IdempotencyKey, Inbox, InboxMessage, MachineEntry, MachineName, Message, Recipient,
+    SendRequest, iso_millis,
 };
+use crate::sql::{Dialect, Sql, SqlError, SqlValue};
 
 /// Inbox reads return at most this many messages.
 pub const MAX_LIMIT: usize = 500;
 /// Inbox reads return this many messages when the request does not say.
 pub const DEFAULT_LIMIT: usize = 50;
-
-/// How old the evidence must be before a reader gives up on a sequence number whose message never
-/// landed (see the crate docs). Far above [`SEND_DEADLINE_MS`], so that a live sender always wins.
-pub const GAP_GRACE_MS: i64 = 30_000;
-/// A sender writes its message at most this long after allocating the sequence number; later, it
-/// gives the number up and allocates a new one.
-pub const SEND_DEADLINE_MS: i64 = 5_000;
 /// `last_seen` is written at most once per this many milliseconds per machine.
 pub const SEEN_EVERY_MS: i64 = 1_000;
+/// How long an `Idempotency-Key` is remembered: 24 hours.
+pub const IDEMPOTENCY_MS: i64 = 24 * 60 * 60 * 1000;
+/// Default of the variable `hub_max_unread`.
+pub const DEFAULT_MAX_UNREAD: u64 = 10_000;
+/// Default of the variable `hub_retention_days`.
+pub const DEFAULT_RETENTION_DAYS: u64 = 30;
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+/// An acknowledging read that lost every message it chose to a concurrent reader looks again at
+/// most this many times.
+const ACK_ATTEMPTS: usize = 20;
+/// A SQLite send whose transaction could not get the write lock within the busy timeout (5 s
+/// per attempt under Spin) is tried again this many times in all; it wrote nothing meanwhile.
+const SEND_ATTEMPTS: usize = 4;
 
-/// Slots fetched per store round trip.
-const CHUNK: u64 = 64;
-/// Keys deleted per store round trip.
-const DELETE_CHUNK: usize = 256;
-/// Leftover slots (from a reader that died between claiming and deleting) removed per read.
-const MAX_LEFTOVERS: u64 = 1024;
-const SEND_ATTEMPTS: usize = 8;
-const CAS_ATTEMPTS: usize = 200;
-/// The value of a slot whose message will never come.
-const TOMBSTONE: &[u8] = b"~";
+/// The schema, created on first use. Messages are one row per recipient; `id` is the hub-wide
+/// message id (the copies of a broadcast share it), allocated from `hub_counter` under its row
+/// lock, so ids are committed in increasing order (see the crate docs).
+const SCHEMA: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS hub_machines (name TEXT PRIMARY KEY, last_seen BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS hub_messages (machine TEXT NOT NULL, id BIGINT NOT NULL, \
+     sender TEXT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL, created BIGINT NOT NULL, \
+     PRIMARY KEY (machine, id))",
+    "CREATE INDEX IF NOT EXISTS hub_messages_created ON hub_messages (created)",
+    "CREATE TABLE IF NOT EXISTS hub_counter (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+    "INSERT INTO hub_counter (name, value) VALUES ('ids', 0) ON CONFLICT (name) DO NOTHING",
+    "CREATE TABLE IF NOT EXISTS hub_sends (sender TEXT NOT NULL, idem_key TEXT NOT NULL, \
+     id BIGINT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL, created BIGINT NOT NULL, \
+     PRIMARY KEY (sender, idem_key))",
+    "CREATE INDEX IF NOT EXISTS hub_sends_created ON hub_sends (created)",
+];
 
-/// The store's key layout. Every key starts with `hub:`; machine names are at most 64 bytes, so
-/// every key stays far below Spin's 256-byte limit.
-mod keys {
-    /// JSON array of the registered machine names, sorted.
-    pub const REGISTRY: &str = "hub:machines";
-    /// Message id counter.
-    pub const IDS: &str = "hub:ids";
-    /// When the machine was last seen, milliseconds since the epoch, decimal.
-    pub fn seen(m: &str) -> String {
-        format!("hub:seen:{m}")
-    }
-    /// The last sequence number allocated in the machine's inbox (a counter).
-    pub fn head(m: &str) -> String {
-        format!("hub:head:{m}")
-    }
-    /// The last sequence number consumed (read with ack) from the machine's inbox, decimal.
-    pub fn cursor(m: &str) -> String {
-        format!("hub:read:{m}")
-    }
-    /// Slots at or below this sequence number have been deleted, decimal (best effort).
-    pub fn gc(m: &str) -> String {
-        format!("hub:gc:{m}")
-    }
-    /// One message (or tombstone) of the machine's inbox.
-    pub fn slot(m: &str, seq: u64) -> String {
-        format!("{}{seq}", slot_prefix(m))
-    }
-    /// What every slot key of the machine's inbox starts with.
-    pub fn slot_prefix(m: &str) -> String {
-        format!("hub:msg:{m}:")
-    }
-}
+/// The columns of a message row, in the order [`message_of`] reads them.
+const MESSAGE_COLUMNS: &str = "id, sender, recipient, body, created";
 
 /// Where the hub gets the time from.
 pub trait Clock {
@@ -94,440 +76,539 @@ impl Clock for SystemClock {
     }
 }
 
-/// A message as stored in a slot: the message and when its slot was allocated (after the fact,
-/// so never earlier than the allocation).
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    #[serde(flatten)]
-    message: Message,
-    at: i64,
+/// The limits that keep the store bounded (Spin variables `hub_max_unread` and
+/// `hub_retention_days`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A send to an inbox holding this many unread messages is refused (507); a broadcast skips it.
+    pub max_unread: u64,
+    /// Unread messages older than this are deleted, and machines unseen for longer drop out of
+    /// broadcasts and of `/machines`, in milliseconds.
+    pub retention_ms: i64,
 }
 
-enum Slot {
-    Message(Stored),
-    /// A tombstone, or a value no reader can use: either way, skipped.
-    Skip,
-    Missing,
-}
-
-impl Slot {
-    fn decode(value: Option<Vec<u8>>) -> Self {
-        match value {
-            None => Slot::Missing,
-            Some(v) if v == TOMBSTONE => Slot::Skip,
-            Some(v) => serde_json::from_slice(&v).map_or(Slot::Skip, Slot::Message),
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_unread: DEFAULT_MAX_UNREAD,
+            retention_ms: DEFAULT_RETENTION_DAYS as i64 * DAY_MS,
         }
     }
 }
 
-/// What a reader decided about a missing slot.
-enum Gap {
-    /// The message landed meanwhile.
-    Landed(Stored),
-    /// This reader gave the slot up (tombstoned it): skip it.
-    GaveUp,
-    /// Someone else gave it up, or it holds nothing readable: skip it.
-    Skip,
-    /// The sender may still write it: stop before it.
-    Wait,
-    /// The cursor moved past it: start over.
-    Restart,
+impl Limits {
+    /// Reads the variables' values; an empty value means the default. Anything but a positive
+    /// integer (at most 1,000,000,000 unread, 36,500 days) is an error, never a silent default.
+    pub fn parse(max_unread: &str, retention_days: &str) -> Result<Self, HubError> {
+        let number = |value: &str, name: &str, max: u64, default: u64| {
+            let value = value.trim();
+            if value.is_empty() {
+                return Ok(default);
+            }
+            value
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=max).contains(n))
+                .ok_or_else(|| {
+                    HubError::Config(format!(
+                        "the variable `{name}` must be an integer from 1 to {max}, not `{value}`"
+                    ))
+                })
+        };
+        let max_unread = number(
+            max_unread,
+            "hub_max_unread",
+            1_000_000_000,
+            DEFAULT_MAX_UNREAD,
+        )?;
+        let days = number(
+            retention_days,
+            "hub_retention_days",
+            36_500,
+            DEFAULT_RETENTION_DAYS,
+        )?;
+        Ok(Self {
+            max_unread,
+            retention_ms: days as i64 * DAY_MS,
+        })
+    }
 }
 
-/// The result of scanning an inbox from a cursor.
-#[derive(Default)]
-struct Scan {
-    messages: Vec<Message>,
-    /// The last sequence number this scan consumed (the new cursor if it is claimed).
-    end: u64,
-    /// Tombstones this scan wrote.
-    tombstoned: Vec<u64>,
-    restart: bool,
-}
-
-/// The message hub over a key-value store.
+/// The message hub over a SQL database.
 #[derive(Debug, Clone)]
 pub struct Hub<S, C = SystemClock> {
-    store: S,
+    db: S,
     clock: C,
+    limits: Limits,
 }
 
-impl<S: KeyValue> Hub<S> {
-    /// A hub on `store`, with the system clock.
-    pub fn new(store: S) -> Self {
-        Self::with_clock(store, SystemClock)
+impl<S: Sql> Hub<S> {
+    /// A hub on `db` with the default limits and the system clock.
+    pub fn new(db: S) -> Self {
+        Self::with_clock(db, SystemClock, Limits::default())
     }
 }
 
-impl<S: KeyValue, C: Clock> Hub<S, C> {
-    /// A hub on `store` that reads the time from `clock`.
-    pub fn with_clock(store: S, clock: C) -> Self {
-        Self { store, clock }
+impl<S: Sql, C: Clock> Hub<S, C> {
+    /// A hub on `db` with these limits, reading the time from `clock`.
+    pub fn with_clock(db: S, clock: C, limits: Limits) -> Self {
+        Self { db, clock, limits }
     }
 
-    /// The store.
-    pub fn store(&self) -> &S {
-        &self.store
+    /// The database.
+    pub fn db(&self) -> &S {
+        &self.db
     }
 
-    /// Sends a message: registers the sender, delivers one copy to the recipient (or to every
-    /// machine registered now but the sender) and returns the message as stored.
-    pub fn send(&self, request: &SendRequest) -> Result<Message, HubError> {
+    /// Sends a message: registers the sender and stores one copy for the recipient, or for every
+    /// machine but the sender that is registered now, was seen within the retention period and
+    /// has room in its inbox. With `key`, a repeat of the same key by the same sender within 24 h
+    /// stores nothing and returns the message the first send stored.
+    pub fn send(
+        &self,
+        request: &SendRequest,
+        key: Option<&IdempotencyKey>,
+    ) -> Result<Message, HubError> {
         let now = self.clock.now_ms();
-        let registry = self.touch(&request.from, now)?;
-        let id = self.store.increment(keys::IDS, 1)?;
-        let message = Message {
-            id: u64::try_from(id).map_err(|_| store_error("the message id counter is negative"))?,
-            from: request.from.to_string(),
-            to: request.to.as_str().to_owned(),
-            body: request.body.clone(),
-            timestamp: iso_millis(now),
-        };
-        match &request.to {
-            Recipient::Machine(to) => self.deliver(to.as_str(), &message)?,
-            Recipient::All => {
-                for to in registry.iter().filter(|m| **m != message.from) {
-                    self.deliver(to, &message)?;
-                }
-            }
-        }
-        Ok(message)
-    }
-
-    /// Reads up to `limit` unread messages of `machine`'s inbox, oldest first, and registers the
-    /// machine. With `ack`, the messages are claimed: no other reader ever gets them, and they are
-    /// deleted from the store. Without, the same messages come back next time.
-    pub fn inbox(&self, machine: &MachineName, limit: usize, ack: bool) -> Result<Inbox, HubError> {
-        let limit = limit.clamp(1, MAX_LIMIT);
-        let m = machine.as_str();
-        self.touch(machine, self.clock.now_ms())?;
-        for _ in 0..CAS_ATTEMPTS {
-            let (cas, cursor) = if ack {
-                let (cas, value) = self.store.cas_begin(&keys::cursor(m))?;
-                (Some(cas), parse_seq(value.as_deref())?)
-            } else {
-                (None, self.cursor(m)?)
-            };
-            let head = self.head(m)?;
-            let scan = self.scan(m, cursor, head, limit)?;
-            if scan.restart {
-                self.drop_late_tombstones(m, &scan.tombstoned)?;
-                continue;
-            }
-            let read = match cas {
-                Some(cas) if scan.end > cursor => {
-                    if !self.store.cas_swap(cas, scan.end.to_string().as_bytes())? {
-                        // Another reader claimed first: its messages are its own. Look again.
-                        self.drop_late_tombstones(m, &scan.tombstoned)?;
-                        continue;
-                    }
-                    self.delete_consumed(m, cursor, scan.end)?;
-                    true
-                }
-                _ => {
-                    self.drop_late_tombstones(m, &scan.tombstoned)?;
-                    false
-                }
-            };
-            let messages = scan
-                .messages
-                .into_iter()
-                .map(|message| InboxMessage { message, read })
-                .collect();
-            return Ok(Inbox {
-                machine: m.to_owned(),
-                messages,
-            });
-        }
-        Err(HubError::Busy)
-    }
-
-    /// Every registered machine with when it was last seen, by name.
-    pub fn machines(&self) -> Result<Vec<MachineEntry>, HubError> {
-        let names = decode_registry(self.store.get(keys::REGISTRY)?.as_deref())?;
-        let seen_keys: Vec<String> = names.iter().map(|n| keys::seen(n)).collect();
-        let mut entries = Vec::with_capacity(names.len());
-        for (chunk_names, chunk_keys) in names
-            .chunks(CHUNK as usize)
-            .zip(seen_keys.chunks(CHUNK as usize))
-        {
-            let seen = self.store.get_many(chunk_keys)?;
-            for (name, seen) in chunk_names.iter().zip(seen) {
-                let ms = seen.as_deref().and_then(decode_counter).unwrap_or(0);
-                entries.push(MachineEntry {
-                    name: name.clone(),
-                    last_seen: iso_millis(ms),
-                });
-            }
-        }
-        Ok(entries)
-    }
-
-    /// Deletes every slot of `machine`'s inbox at or below its read cursor and returns how many:
-    /// anything a crash left behind that the per-read cleanup did not reach. Maintenance, not
-    /// called on the request path: it lists keys, which costs O(all keys) on most stores.
-    pub fn compact(&self, machine: &MachineName) -> Result<usize, HubError> {
-        let m = machine.as_str();
-        let cursor = self.cursor(m)?;
-        let prefix = keys::slot_prefix(m);
-        let stale: Vec<String> = self
-            .store
-            .list_keys(&prefix)?
-            .into_iter()
-            .filter(|k| {
-                k[prefix.len()..]
-                    .parse::<u64>()
-                    .is_ok_and(|seq| seq <= cursor)
-            })
-            .collect();
-        for chunk in stale.chunks(DELETE_CHUNK) {
-            self.store.delete_many(chunk)?;
-        }
-        Ok(stale.len())
-    }
-
-    /// Registers `machine` and records it as seen at `now`; returns the registry.
-    fn touch(&self, machine: &MachineName, now: i64) -> Result<Vec<String>, HubError> {
-        let m = machine.as_str();
-        let seen_key = keys::seen(m);
-        let [registry, seen]: [Option<Vec<u8>>; 2] = self
-            .store
-            .get_many(&[keys::REGISTRY.to_owned(), seen_key.clone()])?
-            .try_into()
-            .map_err(|_| store_error("get_many returned the wrong number of values"))?;
-        let last = seen.as_deref().and_then(decode_counter);
-        if last.is_none_or(|last| now - last >= SEEN_EVERY_MS) {
-            // Written before the name joins the registry, so a listed machine always has it.
-            self.store.set(&seen_key, now.to_string().as_bytes())?;
-        }
-        let mut names = decode_registry(registry.as_deref())?;
-        if names.binary_search_by(|n| n.as_str().cmp(m)).is_ok() {
-            return Ok(names);
-        }
-        for _ in 0..CAS_ATTEMPTS {
-            let (cas, current) = self.store.cas_begin(keys::REGISTRY)?;
-            names = decode_registry(current.as_deref())?;
-            match names.binary_search_by(|n| n.as_str().cmp(m)) {
-                Ok(_) => return Ok(names),
-                Err(at) => names.insert(at, m.to_owned()),
-            }
-            let value = serde_json::to_vec(&names).map_err(|e| store_error(&e.to_string()))?;
-            if self.store.cas_swap(cas, &value)? {
-                return Ok(names);
-            }
-        }
-        Err(HubError::Busy)
-    }
-
-    /// Puts one copy of `message` in `to`'s inbox.
-    fn deliver(&self, to: &str, message: &Message) -> Result<(), HubError> {
-        for _ in 0..SEND_ATTEMPTS {
-            let started = self.clock.now_ms();
-            let seq = self.next_seq(to)?;
-            let stored = Stored {
-                message: message.clone(),
-                at: self.clock.now_ms(),
-            };
-            let value = serde_json::to_vec(&stored).map_err(|e| store_error(&e.to_string()))?;
-            let (cas, current) = self.store.cas_begin(&keys::slot(to, seq))?;
-            if current.is_some() {
-                // A reader gave this number up already: take another.
-                continue;
-            }
-            if self.clock.now_ms() - started > SEND_DEADLINE_MS {
-                // Too slow: a reader may give the number up any time now. Give it up first, so
-                // readers need not wait, and take another.
-                if self.store.cas_swap(cas, TOMBSTONE)? {
-                    self.drop_late_tombstones(to, &[seq])?;
-                }
-                continue;
-            }
-            if self.store.cas_swap(cas, &value)? {
-                return Ok(());
-            }
-        }
-        Err(HubError::Busy)
-    }
-
-    fn next_seq(&self, m: &str) -> Result<u64, HubError> {
-        let seq = self.store.increment(&keys::head(m), 1)?;
-        u64::try_from(seq).map_err(|_| store_error("an inbox head counter is negative"))
-    }
-
-    fn head(&self, m: &str) -> Result<u64, HubError> {
-        let head = self.store.counter(&keys::head(m))?;
-        u64::try_from(head).map_err(|_| store_error("an inbox head counter is negative"))
-    }
-
-    fn cursor(&self, m: &str) -> Result<u64, HubError> {
-        parse_seq(self.store.get(&keys::cursor(m))?.as_deref())
-    }
-
-    /// Collects up to `limit` messages after `cursor`, stopping before a slot whose sender may
-    /// still be writing it.
-    fn scan(&self, m: &str, cursor: u64, head: u64, limit: usize) -> Result<Scan, HubError> {
-        let mut scan = Scan {
-            end: cursor,
-            ..Scan::default()
-        };
-        let mut next = cursor + 1;
-        while next <= head && scan.messages.len() < limit {
-            let want = (limit - scan.messages.len()) as u64;
-            let last = head.min(next + want.min(CHUNK) - 1);
-            let seqs: Vec<u64> = (next..=last).collect();
-            let values = self.fetch(m, &seqs)?;
-            for (&seq, value) in seqs.iter().zip(values) {
-                let stored = match Slot::decode(value) {
-                    Slot::Message(stored) => Some(stored),
-                    Slot::Skip => None,
-                    Slot::Missing => match self.resolve_gap(m, seq, head)? {
-                        Gap::Landed(stored) => Some(stored),
-                        Gap::Skip => None,
-                        Gap::GaveUp => {
-                            scan.tombstoned.push(seq);
-                            None
-                        }
-                        Gap::Wait => return Ok(scan),
-                        Gap::Restart => {
-                            scan.restart = true;
-                            return Ok(scan);
-                        }
-                    },
-                };
-                scan.end = seq;
-                if let Some(stored) = stored {
-                    scan.messages.push(stored.message);
-                    if scan.messages.len() == limit {
-                        return Ok(scan);
+        self.with_schema(|| match self.db.dialect() {
+            // Writers are serialized on SQLite: one IMMEDIATE transaction makes the steps one.
+            Dialect::Sqlite => {
+                let mut attempt = 1;
+                loop {
+                    match self.transaction(|| self.send_steps(request, key, now)) {
+                        Err(HubError::Busy) if attempt < SEND_ATTEMPTS => attempt += 1,
+                        result => break result,
                     }
                 }
             }
-            next = last + 1;
-        }
-        Ok(scan)
-    }
-
-    /// Decides about the missing slot `seq`.
-    fn resolve_gap(&self, m: &str, seq: u64, head: u64) -> Result<Gap, HubError> {
-        // Consumed and deleted by an acknowledging reader since our cursor was read?
-        if self.cursor(m)? >= seq {
-            return Ok(Gap::Restart);
-        }
-        // Give the number up only on evidence that it was allocated long ago: a later message
-        // whose slot was allocated (after ours) more than the grace period ago.
-        let mut evidence = None;
-        let mut next = seq + 1;
-        while evidence.is_none() && next <= head {
-            let last = head.min(next + CHUNK - 1);
-            let seqs: Vec<u64> = (next..=last).collect();
-            evidence = self
-                .fetch(m, &seqs)?
-                .into_iter()
-                .find_map(|v| match Slot::decode(v) {
-                    Slot::Message(s) => Some(s.at),
-                    _ => None,
-                });
-            next = last + 1;
-        }
-        match evidence {
-            Some(at) if self.clock.now_ms() - at >= GAP_GRACE_MS => {}
-            _ => return Ok(Gap::Wait),
-        }
-        let key = keys::slot(m, seq);
-        let (cas, current) = self.store.cas_begin(&key)?;
-        if let Some(value) = current {
-            return Ok(landed(value));
-        }
-        if self.store.cas_swap(cas, TOMBSTONE)? {
-            return Ok(Gap::GaveUp);
-        }
-        Ok(match self.store.get(&key)? {
-            Some(value) => landed(value),
-            None => Gap::Restart,
+            // No multi-statement transaction on PostgreSQL: Spin hands a pooled connection with
+            // an unfinished transaction to the next request. The step that must be atomic is
+            // one statement (`insert_postgres`).
+            Dialect::Postgres => self.send_steps(request, key, now),
         })
     }
 
-    fn fetch(&self, m: &str, seqs: &[u64]) -> Result<Vec<Option<Vec<u8>>>, HubError> {
-        let keys: Vec<String> = seqs.iter().map(|&s| keys::slot(m, s)).collect();
-        let values = self.store.get_many(&keys)?;
-        if values.len() != keys.len() {
-            return Err(store_error("get_many returned the wrong number of values"));
-        }
-        Ok(values)
-    }
-
-    /// Deletes the slots just claimed (`cursor+1..=end`) and leftovers below them from readers
-    /// that died between claiming and deleting. Every slot at or below the cursor is safe to
-    /// delete: its claimer read it before moving the cursor.
-    fn delete_consumed(&self, m: &str, cursor: u64, end: u64) -> Result<(), HubError> {
-        let gc_key = keys::gc(m);
-        let gc = parse_seq(self.store.get(&gc_key)?.as_deref())?;
-        let mut seqs: Vec<u64> = Vec::new();
-        let new_gc = if gc < cursor {
-            let leftovers_end = cursor.min(gc + MAX_LEFTOVERS);
-            seqs.extend(gc + 1..=leftovers_end);
-            if leftovers_end == cursor {
-                end
-            } else {
-                leftovers_end
+    /// Up to `limit` (clamped to 1..=500) unread messages of `machine`'s inbox, oldest first. With
+    /// `ack`, they are deleted as they are returned: no other reader ever gets them. `register`
+    /// records the machine as seen (and so a recipient of broadcasts).
+    pub fn inbox(
+        &self,
+        machine: &MachineName,
+        limit: usize,
+        ack: bool,
+        register: bool,
+    ) -> Result<Inbox, HubError> {
+        let limit = limit.clamp(1, MAX_LIMIT) as i64;
+        let now = self.clock.now_ms();
+        let m = machine.as_str();
+        self.with_schema(|| {
+            if register {
+                self.touch(machine, now)?;
             }
-        } else {
-            end
+            let oldest = now - self.limits.retention_ms;
+            let messages = if ack {
+                self.take(m, oldest, limit)?
+            } else {
+                self.query(
+                    &format!(
+                        "SELECT {MESSAGE_COLUMNS} FROM hub_messages \
+                         WHERE machine = $1 AND created >= $2 ORDER BY id LIMIT $3"
+                    ),
+                    &[m.into(), oldest.into(), limit.into()],
+                )?
+                .into_iter()
+                .map(message_of)
+                .collect::<Result<Vec<_>, _>>()?
+            };
+            Ok(Inbox {
+                machine: m.to_owned(),
+                messages: messages
+                    .into_iter()
+                    .map(|message| InboxMessage { message, read: ack })
+                    .collect(),
+            })
+        })
+    }
+
+    /// Marks every message of `machine`'s inbox with an id up to and including `through` read
+    /// (deletes it) and registers the machine; returns how many were marked. A repeat returns 0.
+    pub fn acknowledge(&self, machine: &MachineName, through: u64) -> Result<u64, HubError> {
+        let through = i64::try_from(through).unwrap_or(i64::MAX);
+        let now = self.clock.now_ms();
+        self.with_schema(|| {
+            self.touch(machine, now)?;
+            self.execute(
+                "DELETE FROM hub_messages WHERE machine = $1 AND id <= $2",
+                &[machine.as_str().into(), through.into()],
+            )
+        })
+    }
+
+    /// Every machine seen within the retention period, with when, by name.
+    pub fn machines(&self) -> Result<Vec<MachineEntry>, HubError> {
+        let oldest = self.clock.now_ms() - self.limits.retention_ms;
+        self.with_schema(|| {
+            self.query(
+                "SELECT name, last_seen FROM hub_machines WHERE last_seen >= $1 ORDER BY name",
+                &[oldest.into()],
+            )?
+            .into_iter()
+            .map(|row| {
+                let mut row = row.into_iter();
+                let name = row.next().and_then(SqlValue::into_text);
+                let seen = row.next().and_then(|v| v.as_int());
+                match (name, seen) {
+                    (Some(name), Some(ms)) => Ok(MachineEntry {
+                        name,
+                        last_seen: iso_millis(ms),
+                    }),
+                    _ => Err(corrupt("a machine row")),
+                }
+            })
+            .collect()
+        })
+    }
+
+    fn send_steps(
+        &self,
+        request: &SendRequest,
+        key: Option<&IdempotencyKey>,
+        now: i64,
+    ) -> Result<Message, HubError> {
+        self.touch(&request.from, now)?;
+        self.purge(now)?;
+        if let Some(key) = key
+            && let Some(sent) = self.earlier_send(request, key, now)?
+        {
+            return Ok(sent);
+        }
+        if let Recipient::Machine(to) = &request.to
+            && self.unread(to.as_str())? >= self.limits.max_unread
+        {
+            return Err(HubError::InboxFull(format!(
+                "the inbox of `{to}` already holds {} unread messages (hub_max_unread); \
+                 it must be read before it takes more",
+                self.limits.max_unread
+            )));
+        }
+        let id = match self.db.dialect() {
+            Dialect::Sqlite => Some(self.insert_sqlite(request, key, now)?),
+            Dialect::Postgres => self.insert_postgres(request, key, now)?,
         };
-        seqs.extend(cursor + 1..=end);
-        let keys: Vec<String> = seqs.iter().map(|&s| keys::slot(m, s)).collect();
-        for chunk in keys.chunks(DELETE_CHUNK) {
-            self.store.delete_many(chunk)?;
+        match (id, key) {
+            (Some(id), _) => Ok(Message {
+                id: u64::try_from(id).map_err(|_| corrupt("a negative message id"))?,
+                from: request.from.to_string(),
+                to: request.to.as_str().to_owned(),
+                body: request.body.clone(),
+                timestamp: iso_millis(now),
+            }),
+            // The same key won a race with this send: answer what it stored.
+            (None, Some(key)) => self.earlier_send(request, key, now)?.ok_or(HubError::Busy),
+            (None, None) => Err(corrupt("a send that stored nothing")),
         }
-        if new_gc > gc {
-            self.store.set(&gc_key, new_gc.to_string().as_bytes())?;
+    }
+
+    /// Allocates the id and stores the copies; the caller holds SQLite's write lock.
+    fn insert_sqlite(
+        &self,
+        request: &SendRequest,
+        key: Option<&IdempotencyKey>,
+        now: i64,
+    ) -> Result<i64, HubError> {
+        let id = self
+            .query(
+                "UPDATE hub_counter SET value = value + 1 WHERE name = 'ids' RETURNING value",
+                &[],
+            )?
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next())
+            .and_then(|v| v.as_int())
+            .ok_or_else(|| corrupt("the message id counter"))?;
+        let (targets, mut params) = self.targets(request, now);
+        params.extend([
+            id.into(),
+            request.from.as_str().into(),
+            request.to.as_str().into(),
+            request.body.as_str().into(),
+            now.into(),
+        ]);
+        self.execute(
+            &format!(
+                "INSERT INTO hub_messages (machine, id, sender, recipient, body, created) \
+                 SELECT t.name, $5, $6, $7, $8, $9 FROM ({targets}) t"
+            ),
+            &params,
+        )?;
+        if let Some(key) = key {
+            self.execute(
+                "INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    request.from.as_str().into(),
+                    key.as_str().into(),
+                    id.into(),
+                    request.to.as_str().into(),
+                    request.body.as_str().into(),
+                    now.into(),
+                ],
+            )?;
         }
+        Ok(id)
+    }
+
+    /// One statement: allocate the id (the counter's row lock is held until the statement
+    /// commits), claim the idempotency key if there is one, and store the copies only if the key
+    /// was claimed. `None` when a concurrent send with the same key claimed it first.
+    fn insert_postgres(
+        &self,
+        request: &SendRequest,
+        key: Option<&IdempotencyKey>,
+        now: i64,
+    ) -> Result<Option<i64>, HubError> {
+        let (targets, mut params) = self.targets(request, now);
+        params.extend([
+            SqlValue::from(key.map(IdempotencyKey::as_str)),
+            request.from.as_str().into(),
+            request.to.as_str().into(),
+            request.body.as_str().into(),
+            now.into(),
+        ]);
+        let rows = self.query(
+            &format!(
+                "WITH c AS (UPDATE hub_counter SET value = value + 1 WHERE name = 'ids' \
+                   RETURNING value), \
+                 k AS (INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created) \
+                   SELECT CAST($6 AS TEXT), CAST($5 AS TEXT), c.value, CAST($7 AS TEXT), \
+                     CAST($8 AS TEXT), CAST($9 AS BIGINT) \
+                   FROM c WHERE CAST($5 AS TEXT) IS NOT NULL \
+                   ON CONFLICT (sender, idem_key) DO NOTHING RETURNING id), \
+                 go AS (SELECT value FROM c \
+                   WHERE CAST($5 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM k)), \
+                 ins AS (INSERT INTO hub_messages (machine, id, sender, recipient, body, created) \
+                   SELECT t.name, go.value, CAST($6 AS TEXT), CAST($7 AS TEXT), \
+                     CAST($8 AS TEXT), CAST($9 AS BIGINT) \
+                   FROM go CROSS JOIN ({targets}) t RETURNING 1) \
+                 SELECT value, (SELECT COUNT(*) FROM ins) FROM go"
+            ),
+            &params,
+        )?;
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next())
+            .and_then(|v| v.as_int()))
+    }
+
+    /// The `SELECT` of the recipients' names (column `name`) and its parameters `$1`..`$4`.
+    /// PostgreSQL must be able to type every parameter, so both forms name all four.
+    fn targets(&self, request: &SendRequest, now: i64) -> (&'static str, Vec<SqlValue>) {
+        let oldest = now - self.limits.retention_ms;
+        let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
+        let (to, from) = (request.to.as_str(), request.from.as_str());
+        let params = vec![to.into(), from.into(), oldest.into(), cap.into()];
+        let sql = match request.to {
+            Recipient::Machine(_) => {
+                "SELECT CAST($1 AS TEXT) AS name WHERE CAST($2 AS TEXT) IS NOT NULL \
+                 AND CAST($3 AS BIGINT) IS NOT NULL AND CAST($4 AS BIGINT) IS NOT NULL"
+            }
+            Recipient::All => {
+                "SELECT m.name AS name FROM hub_machines m \
+                 WHERE CAST($1 AS TEXT) IS NOT NULL AND m.name <> $2 AND m.last_seen >= $3 \
+                 AND (SELECT COUNT(*) FROM \
+                 (SELECT 1 FROM hub_messages u WHERE u.machine = m.name LIMIT $4) n) < $4"
+            }
+        };
+        (sql, params)
+    }
+
+    /// The message an earlier send with this key stored, if it is younger than 24 h.
+    fn earlier_send(
+        &self,
+        request: &SendRequest,
+        key: &IdempotencyKey,
+        now: i64,
+    ) -> Result<Option<Message>, HubError> {
+        let row = self
+            .query(
+                "SELECT id, sender, recipient, body, created FROM hub_sends \
+                 WHERE sender = $1 AND idem_key = $2 AND created >= $3",
+                &[
+                    request.from.as_str().into(),
+                    key.as_str().into(),
+                    (now - IDEMPOTENCY_MS).into(),
+                ],
+            )?
+            .into_iter()
+            .next();
+        row.map(message_of).transpose()
+    }
+
+    fn unread(&self, machine: &str) -> Result<u64, HubError> {
+        let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
+        let count = self
+            .query(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = $1 LIMIT $2) n",
+                &[machine.into(), cap.into()],
+            )?
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next())
+            .and_then(|v| v.as_int())
+            .ok_or_else(|| corrupt("an unread count"))?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    /// Deletes and returns up to `limit` of the oldest messages. One `DELETE ... RETURNING`: a
+    /// row is deleted by exactly one statement, so two readers never both return it. A reader
+    /// whose chosen rows were all taken by another looks again.
+    fn take(&self, m: &str, oldest: i64, limit: i64) -> Result<Vec<Message>, HubError> {
+        let params = [m.into(), oldest.into(), limit.into()];
+        for _ in 0..ACK_ATTEMPTS {
+            let rows = self.query(
+                &format!(
+                    "DELETE FROM hub_messages WHERE machine = $1 AND id IN \
+                     (SELECT id FROM hub_messages WHERE machine = $1 AND created >= $2 \
+                     ORDER BY id LIMIT $3) RETURNING {MESSAGE_COLUMNS}"
+                ),
+                &params,
+            )?;
+            if !rows.is_empty() {
+                let mut messages = rows
+                    .into_iter()
+                    .map(message_of)
+                    .collect::<Result<Vec<_>, _>>()?;
+                messages.sort_by_key(|msg| msg.id);
+                return Ok(messages);
+            }
+            let left = self.query(
+                "SELECT 1 FROM hub_messages WHERE machine = $1 AND created >= $2 LIMIT 1",
+                &params[..2],
+            )?;
+            if left.is_empty() {
+                return Ok(Vec::new());
+            }
+        }
+        Err(HubError::Busy)
+    }
+
+    /// Registers `machine` and records it as seen at `now` (one upsert: concurrent first
+    /// registrations all land).
+    fn touch(&self, machine: &MachineName, now: i64) -> Result<(), HubError> {
+        self.execute(
+            "INSERT INTO hub_machines (name, last_seen) VALUES ($1, $2) \
+             ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen \
+             WHERE hub_machines.last_seen <= excluded.last_seen - $3",
+            &[machine.as_str().into(), now.into(), SEEN_EVERY_MS.into()],
+        )
+        .map(drop)
+    }
+
+    /// Deletes what has expired: unread messages and machines past the retention period,
+    /// idempotency records past 24 h.
+    fn purge(&self, now: i64) -> Result<(), HubError> {
+        let oldest = now - self.limits.retention_ms;
+        self.execute(
+            "DELETE FROM hub_messages WHERE created < $1",
+            &[oldest.into()],
+        )?;
+        self.execute(
+            "DELETE FROM hub_machines WHERE last_seen < $1",
+            &[oldest.into()],
+        )?;
+        self.execute(
+            "DELETE FROM hub_sends WHERE created < $1",
+            &[(now - IDEMPOTENCY_MS).into()],
+        )?;
         Ok(())
     }
 
-    /// Deletes the tombstones this request wrote that a claimer has passed meanwhile: a claimer
-    /// may have consumed and deleted the message just before the tombstone went in.
-    fn drop_late_tombstones(&self, m: &str, tombstoned: &[u64]) -> Result<(), HubError> {
-        if tombstoned.is_empty() {
-            return Ok(());
+    /// Runs `op`; if the hub's tables do not exist yet, creates them and runs it once more.
+    fn with_schema<T>(&self, op: impl Fn() -> Result<T, HubError>) -> Result<T, HubError> {
+        match op() {
+            Err(HubError::Store(e)) if e.is_missing_table() => {
+                if self.db.dialect() == Dialect::Sqlite {
+                    // Write-ahead logging: readers no longer block the writer, and a commit
+                    // costs one sync instead of two. The setting stays with the file.
+                    let _ = self.db.query("PRAGMA journal_mode=WAL", &[]);
+                }
+                for statement in SCHEMA {
+                    // Another request may be creating the same table at the same moment; the
+                    // retry below tells whether the schema is there.
+                    let _ = self.db.execute(statement, &[]);
+                }
+                op()
+            }
+            other => other,
         }
-        let cursor = self.cursor(m)?;
-        let late: Vec<String> = tombstoned
-            .iter()
-            .filter(|&&s| s <= cursor)
-            .map(|&s| keys::slot(m, s))
-            .collect();
-        if !late.is_empty() {
-            self.store.delete_many(&late)?;
+    }
+
+    /// Runs `op` in an IMMEDIATE transaction (SQLite only): committed if it succeeds, rolled back
+    /// otherwise.
+    fn transaction<T>(&self, op: impl FnOnce() -> Result<T, HubError>) -> Result<T, HubError> {
+        self.execute("BEGIN IMMEDIATE", &[])?;
+        match op() {
+            Ok(value) => {
+                if let Err(e) = self.execute("COMMIT", &[]) {
+                    let _ = self.db.execute("ROLLBACK", &[]);
+                    return Err(e);
+                }
+                Ok(value)
+            }
+            Err(e) => {
+                // Dropping the connection would roll back too; this keeps it usable.
+                let _ = self.db.execute("ROLLBACK", &[]);
+                Err(e)
+            }
         }
-        Ok(())
+    }
+
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, HubError> {
+        let dialect = self.db.dialect();
+        self.db
+            .query(&dialect.statement(sql), params)
+            .map_err(store_error)
+    }
+
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, HubError> {
+        let dialect = self.db.dialect();
+        self.db
+            .execute(&dialect.statement(sql), params)
+            .map_err(store_error)
     }
 }
 
-fn landed(value: Vec<u8>) -> Gap {
-    match Slot::decode(Some(value)) {
-        Slot::Message(stored) => Gap::Landed(stored),
-        _ => Gap::Skip,
+fn store_error(e: SqlError) -> HubError {
+    if e.is_busy() {
+        HubError::Busy
+    } else {
+        HubError::Store(e)
     }
 }
 
-fn parse_seq(value: Option<&[u8]>) -> Result<u64, HubError> {
-    match value {
-        None => Ok(0),
-        Some(v) => decode_counter(v)
-            .and_then(|n| u64::try_from(n).ok())
-            .ok_or_else(|| store_error("an inbox cursor is not a number")),
-    }
+fn corrupt(what: &str) -> HubError {
+    HubError::Store(SqlError(format!(
+        "unexpected value in the database: {what}"
+    )))
 }
 
-fn decode_registry(value: Option<&[u8]>) -> Result<Vec<String>, HubError> {
-    match value {
-        None => Ok(Vec::new()),
-        Some(v) => serde_json::from_slice(v)
-            .map_err(|e| store_error(&format!("the machine registry is unreadable: {e}"))),
+/// A message from a row of [`MESSAGE_COLUMNS`].
+fn message_of(row: Vec<SqlValue>) -> Result<Message, HubError> {
+    let mut row = row.into_iter();
+    let mut int = || row.next().and_then(|v| v.as_int());
+    let id = int();
+    let mut text = || row.next().and_then(SqlValue::into_text);
+    let (from, to, body) = (text(), text(), text());
+    let created = row.next().and_then(|v| v.as_int());
+    match (id, from, to, body, created) {
+        (Some(id), Some(from), Some(to), Some(body), Some(created)) => Ok(Message {
+            id: u64::try_from(id).map_err(|_| corrupt("a negative message id"))?,
+            from,
+            to,
+            body,
+            timestamp: iso_millis(created),
+        }),
+        _ => Err(corrupt("a message row")),
     }
-}
-
-fn store_error(message: &str) -> HubError {
-    HubError::Store(StoreError(message.to_owned()))
 }

@@ -1,97 +1,84 @@
 //! The message hub: machines send text messages to each other (or to all of them) and read their
-//! inboxes, over any key-value store with an atomic increment and a compare-and-swap
-//! ([`KeyValue`]). No Spin dependency: the `hub` component implements [`KeyValue`] over
-//! `wasi:keyvalue`, the tests over [`MemoryStore`].
+//! inboxes, over a SQL database ([`Sql`]: SQLite or PostgreSQL). No Spin dependency: the `hub`
+//! component implements [`Sql`] over `spin:sqlite` and `spin:postgres`, the tests over rusqlite.
 //!
+//! ```no_run
+//! use dochub_hub::{Hub, MachineName, SendRequest, Sql};
+//!
+//! fn demo(db: impl Sql) -> Result<(), dochub_hub::HubError> {
+//!     let hub = Hub::new(db);
+//!     let send = SendRequest::from_json(br#"{"from":"laptop","to":"ci-runner","body":"green"}"#)?;
+//!     let sent = hub.send(&send, None)?;
+//!     let ci = MachineName::parse("ci-runner", "machine")?;
+//!     // Read, process, then acknowledge: a client that dies in between gets them again.
+//!     let inbox = hub.inbox(&ci, 50, false, true)?;
+//!     assert_eq!(inbox.messages[0].message, sent);
+//!     assert_eq!(hub.acknowledge(&ci, sent.id)?, 1);
+//!     assert!(hub.inbox(&ci, 50, false, true)?.messages.is_empty());
+//!     Ok(())
+//! }
 //! ```
-//! use dochub_hub::{Hub, MachineName, MemoryStore, SendRequest};
 //!
-//! let hub = Hub::new(MemoryStore::new());
-//! let send = SendRequest::from_json(br#"{"from":"laptop","to":"ci-runner","body":"build 412 is green"}"#)?;
-//! let sent = hub.send(&send)?;
+//! # Guarantees, and why they hold
 //!
-//! let ci = MachineName::parse("ci-runner", "machine")?;
-//! let inbox = hub.inbox(&ci, 10, true)?;
-//! assert_eq!(inbox.messages[0].message, sent);
-//! assert!(inbox.messages[0].read);
-//! assert!(hub.inbox(&ci, 10, true)?.messages.is_empty());
-//! # Ok::<(), dochub_hub::HubError>(())
-//! ```
+//! Tables (created on first use): `hub_machines(name, last_seen)`, `hub_messages(machine, id,
+//! sender, recipient, body, created)` with one row per recipient, `hub_counter` (the message id),
+//! `hub_sends` (idempotency keys). Every guarantee below rests on the atomicity of one statement
+//! or of one SQLite transaction, which both engines give; none rests on clocks or on key-value
+//! compare-and-swap.
 //!
-//! # Guarantees
+//! 1. **A message answered 201 is stored for each recipient, once.** The copies are written by
+//!    one `INSERT … SELECT` in the same atomic unit as the id allocation: all or none. A broadcast
+//!    goes to the machines registered when that statement runs (its snapshot), except the sender,
+//!    machines unseen for the retention period and full inboxes. Registration is one upsert, so
+//!    concurrent first registrations all land.
+//! 2. **Ids are committed in increasing order.** The id comes from `UPDATE hub_counter SET value =
+//!    value + 1 … RETURNING value`. On PostgreSQL that row stays locked until the statement that
+//!    took it commits, and the copies are inserted by that same statement (one `WITH` statement),
+//!    so no smaller id can commit after a larger one is visible. On SQLite the send is one
+//!    `BEGIN IMMEDIATE` transaction and writers are serialized. Hence: once a reader sees id `n`
+//!    in an inbox, every message of that inbox with an id below `n` is already visible.
+//! 3. **An acknowledging read (`ack=true`) returns each message to one reader only.** It is one
+//!    `DELETE … WHERE id IN (the oldest `limit`) RETURNING …`: a row is deleted by exactly one
+//!    statement. A reader whose chosen rows were all taken by a concurrent reader looks again.
+//! 4. **The two-step acknowledgement loses nothing.** A plain read changes nothing; `POST
+//!    /api/inbox/<m>/ack {"through": n}` deletes that inbox's messages with `id <= n`. By (2),
+//!    those are exactly messages the reader could have seen: none arrives later below `n`. A
+//!    client that dies before acknowledging gets the same messages again; a repeat deletes 0.
+//! 5. **Order.** An inbox is read by `ORDER BY id`: each sender's messages in the order it sent
+//!    them (each send commits before the next starts), all senders' in commit order.
+//! 6. **Idempotent send.** With an `Idempotency-Key`, the send first looks the key up; on
+//!    PostgreSQL the key row is claimed in the same statement as the copies (`ON CONFLICT DO
+//!    NOTHING`, and the copies are written only if the claim succeeded), on SQLite in the same
+//!    transaction. So two racing retries store one message, and both answer its 201 body.
+//! 7. **Bounded.** A send to an inbox holding `hub_max_unread` messages is refused (507); a
+//!    broadcast skips such inboxes. Each send purges unread messages older than
+//!    `hub_retention_days`, machines unseen for as long, and keys older than 24 h; reads never
+//!    return expired messages. Checked against the statement's snapshot, so concurrent sends may
+//!    overshoot the cap by the number of senders racing.
 //!
-//! A message the hub answered 201 for is delivered exactly once to each recipient, in the order of
-//! the recipient's sequence numbers (so each sender's messages in the order it sent them), even
-//! with many concurrent senders and readers, across host restarts, and across hosts sharing the
-//! store — provided the store's increment and compare-and-swap are atomic (Spin's SQLite store,
-//! Redis, and any `wasi:keyvalue` store with atomics).
-//!
-//! # How it works
-//!
-//! Keys (all under `hub:`; see the `keys` module in `hub.rs`):
-//!
-//! | Key | Holds |
-//! |---|---|
-//! | `hub:machines` | JSON array of registered names; grows by compare-and-swap |
-//! | `hub:seen:<m>` | when `m` last sent or read, ms (written at most once a second) |
-//! | `hub:ids` | the message id counter |
-//! | `hub:head:<m>` | the last sequence number allocated in `m`'s inbox (a counter) |
-//! | `hub:read:<m>` | the read cursor: the last sequence number consumed by an acknowledging read |
-//! | `hub:gc:<m>` | slots up to here are deleted (best effort; repairs after crashes) |
-//! | `hub:msg:<m>:<seq>` | one message, or the tombstone `~` for a number given up |
-//!
-//! **Send.** Register the sender, take an id (`increment hub:ids`), then for each recipient
-//! allocate a sequence number (`increment hub:head:<m>`) and write the message into its slot with a
-//! compare-and-swap that succeeds only if the slot is still empty. A broadcast (`to: "all"`) writes
-//! one copy per machine registered at that moment except the sender: copies rather than a shared
-//! log with per-machine cursors, because a shared log could only be deleted once the slowest
-//! machine read it, while a copy is deleted as soon as its recipient reads it, so the key count
-//! stays bounded by the unread backlog.
-//!
-//! **Read.** Read the cursor `c` (with `ack`, through a compare-and-swap handle) and the head `h`,
-//! then fetch slots `c+1 ..` in batches — O(limit) work however many messages are stored. With
-//! `ack`, swap the cursor from `c` to the last slot consumed: of two readers that read the same
-//! `c`, exactly one swap succeeds; the other starts over from the new cursor, so no message is ever
-//! returned to two acknowledging readers. The winner then deletes the slots it consumed. Without
-//! `ack` nothing is written and the same messages come back next time.
-//!
-//! **A number allocated, its message not written yet.** A reader that meets an empty slot below
-//! the head cannot tell a sender still writing it from one that crashed. It stops there (later
-//! messages wait: order is kept) unless it has evidence that the number is old: a later message
-//! whose slot was allocated (after this one) more than [`GAP_GRACE_MS`] (30 s) ago. Then it gives
-//! the number up by writing a tombstone with the same empty-slot compare-and-swap; if the sender's
-//! write landed first, the reader gets the message instead. Conversely, a sender writes only within
-//! [`SEND_DEADLINE_MS`] (5 s) of allocating its number; later, it tombstones the number itself and
-//! allocates another. So a reader never skips a message that arrives, never waits forever on one
-//! that never will, and a tombstone never hides a message that was acknowledged to its sender —
-//! as long as clocks of hosts sharing a store agree within the 25 s margin between the two limits.
-//!
-//! **Bounded keys.** Slots are deleted once consumed; a reader that died between claiming and
-//! deleting leaves slots below the cursor, which the next acknowledging reader deletes (tracked by
-//! `hub:gc:<m>`; anything at or below the cursor is safe to delete). A tombstone written just after
-//! a claimer consumed and deleted that slot is deleted again by its writer; should that writer die
-//! in between, [`Hub::compact`] (maintenance, O(all keys)) removes the strays. Keys therefore number
-//! the unread backlog plus four per machine plus two: inside Fermyon Cloud's 1,024 keys for
-//! ~200 machines with a small backlog. Values are at most a 64 KiB message plus metadata; the
-//! registry holds about 15,000 names within a 1 MB value.
+//! Spin specifics (v4.0.2): each `spin:sqlite` connection is a fresh rusqlite connection, closed
+//! (so rolled back) with the request; `spin:postgres` connections are pooled and an unfinished
+//! transaction would pass to the next request, so on PostgreSQL the hub uses single statements
+//! only.
 
 #![deny(missing_docs)]
 
 pub mod api;
 pub mod auth;
 mod hub;
-mod kv;
 mod model;
+mod sql;
 
 pub use hub::{
-    Clock, DEFAULT_LIMIT, GAP_GRACE_MS, Hub, MAX_LIMIT, SEEN_EVERY_MS, SEND_DEADLINE_MS,
-    SystemClock,
+    Clock, DEFAULT_LIMIT, DEFAULT_MAX_UNREAD, DEFAULT_RETENTION_DAYS, Hub, IDEMPOTENCY_MS, Limits,
+    MAX_LIMIT, SEEN_EVERY_MS, SystemClock,
 };
-pub use kv::{KeyValue, MemoryCas, MemoryStore, StoreError, decode_counter};
 pub use model::{
-    BROADCAST, Inbox, InboxMessage, MAX_NAME_LEN, MachineEntry, MachineName, Message, Recipient,
-    SendRequest, iso_millis,
+    BROADCAST, IdempotencyKey, Inbox, InboxMessage, MAX_BODY, MAX_KEY_LEN, MAX_NAME_LEN,
+    MachineEntry, MachineName, Message, Recipient, SendRequest, iso_millis,
 };
+pub use sql::{Dialect, Sql, SqlError, SqlValue};
 
 /// Why a hub operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -99,10 +86,19 @@ pub enum HubError {
     /// The request is invalid (400); the message says how.
     #[error("{0}")]
     Invalid(String),
-    /// The store kept refusing compare-and-swaps under contention (503): retry.
+    /// The message body is over 64 KiB (413).
+    #[error("{0}")]
+    TooLarge(String),
+    /// The recipient's inbox is at its unread cap (507).
+    #[error("{0}")]
+    InboxFull(String),
+    /// A setting has a value the hub cannot use (500).
+    #[error("{0}")]
+    Config(String),
+    /// The database is too busy to take the write now (503): retry.
     #[error("the hub is busy; retry")]
     Busy,
-    /// The store failed (500).
+    /// The database failed (500).
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] SqlError),
 }

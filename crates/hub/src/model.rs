@@ -12,6 +12,13 @@ pub const BROADCAST: &str = "all";
 /// The longest machine name.
 pub const MAX_NAME_LEN: usize = 64;
 
+/// The largest message `body`: 64 KiB of UTF-8, counted after JSON decoding (a body sent with
+/// `\uXXXX` escapes takes up to six times as much JSON).
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// The longest `Idempotency-Key`.
+pub const MAX_KEY_LEN: usize = 128;
+
 /// A valid machine name: `[A-Za-z0-9._-]{1,64}`, never `all`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
@@ -91,7 +98,7 @@ pub struct SendRequest {
 
 impl SendRequest {
     /// Parses and validates the JSON body of a send: an object with the strings `from`, `to` and
-    /// a non-empty `body` (other fields are ignored).
+    /// a non-empty `body` of at most [`MAX_BODY`] bytes (other fields are ignored).
     pub fn from_json(bytes: &[u8]) -> Result<Self, HubError> {
         #[derive(Deserialize)]
         struct Raw {
@@ -112,6 +119,18 @@ impl SendRequest {
         let from = field(raw.from, "from")?;
         let to = field(raw.to, "to")?;
         let body = field(raw.body, "body")?;
+        if body.contains('\0') {
+            // PostgreSQL's text cannot hold NUL; refusing it everywhere keeps both stores alike.
+            return Err(HubError::Invalid(
+                "`body` must not contain NUL (\\u0000) characters".to_owned(),
+            ));
+        }
+        if body.len() > MAX_BODY {
+            return Err(HubError::TooLarge(format!(
+                "the message body is {} bytes of UTF-8; at most 64 KiB ({MAX_BODY} bytes) are accepted",
+                body.len()
+            )));
+        }
         Ok(Self {
             from: MachineName::parse(&from, "from")?,
             to: Recipient::parse(&to)?,
@@ -120,10 +139,34 @@ impl SendRequest {
     }
 }
 
+/// A valid `Idempotency-Key` header value: 1 to 128 printable ASCII characters (space to `~`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    /// Checks a header value.
+    pub fn parse(value: &[u8]) -> Result<Self, HubError> {
+        let valid = (1..=MAX_KEY_LEN).contains(&value.len())
+            && value.iter().all(|b| (b' '..=b'~').contains(b));
+        match std::str::from_utf8(value) {
+            Ok(key) if valid => Ok(Self(key.to_owned())),
+            _ => Err(HubError::Invalid(format!(
+                "`Idempotency-Key` must be 1 to {MAX_KEY_LEN} printable ASCII characters"
+            ))),
+        }
+    }
+
+    /// The key.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// A message as `POST /api/send` returns it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
-    /// Unique across the hub, increasing in send order; the copies of a broadcast share it.
+    /// Unique across the hub and increasing in commit order (so in each inbox, in the order the
+    /// messages arrived); the copies of a broadcast share it.
     pub id: u64,
     /// The sender.
     pub from: String,
@@ -215,11 +258,35 @@ mod tests {
         assert!(err(r#"{"from":"a","body":"x"}"#).contains("`to` is required"));
         assert!(err(r#"{"from":"a","to":"b"}"#).contains("`body` is required"));
         assert!(err(r#"{"from":"a","to":"b","body":""}"#).contains("`body` must not be empty"));
+        assert!(err(r#"{"from":"a","to":"b","body":"x\u0000y"}"#).contains("NUL"));
         assert!(err(r#"{"from":"","to":"b","body":"x"}"#).contains("`from` must not be empty"));
         assert!(err(r#"{"from":1,"to":"b","body":"x"}"#).contains("`from` must be a string"));
         assert!(err(r#"{"from":"all","to":"b","body":"x"}"#).contains("reserved"));
         assert!(err(r#"{"from":"a b","to":"b","body":"x"}"#).contains("`from` must be"));
         assert!(err(r#"{"from":"a","to":"b/c","body":"x"}"#).contains("`to` must be"));
+    }
+
+    #[test]
+    fn the_body_limit_counts_decoded_bytes_not_json() {
+        // 64 KiB of `é` sent as `\u00e9` escapes: 6 bytes of JSON per 2 bytes of body.
+        let escaped = "\\u00e9".repeat(MAX_BODY / 2);
+        let json = format!(r#"{{"from":"a","to":"b","body":"{escaped}"}}"#);
+        assert!(json.len() > 3 * MAX_BODY);
+        let ok = SendRequest::from_json(json.as_bytes()).unwrap();
+        assert_eq!(ok.body.len(), MAX_BODY);
+        let over = format!(r#"{{"from":"a","to":"b","body":"{escaped}x"}}"#);
+        let err = SendRequest::from_json(over.as_bytes()).unwrap_err();
+        assert!(matches!(err, HubError::TooLarge(_)), "{err}");
+    }
+
+    #[test]
+    fn idempotency_keys_are_printable_ascii_up_to_128_bytes() {
+        for ok in ["a", "retry-1 of 2", &"k".repeat(128), "~!\"#"] {
+            assert_eq!(IdempotencyKey::parse(ok.as_bytes()).unwrap().as_str(), ok);
+        }
+        for bad in [&b""[..], &[b'k'; 129], b"tab\t", b"\xc3\xa9", b"nl\n"] {
+            assert!(IdempotencyKey::parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

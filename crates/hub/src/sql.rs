@@ -1,0 +1,154 @@
+//! The one thing the hub needs from a database: run a statement with parameters, get rows or a
+//! count back. The `hub` component implements [`Sql`] over Spin's `spin:sqlite` and
+//! `spin:postgres`; the crate's tests over rusqlite.
+
+use std::borrow::Cow;
+
+/// A statement parameter or a result column: the hub stores only integers and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqlValue {
+    /// A 64-bit integer (`BIGINT`).
+    Int(i64),
+    /// A UTF-8 string (`TEXT`).
+    Text(String),
+    /// SQL `NULL`.
+    Null,
+}
+
+impl SqlValue {
+    /// The integer, if this is one.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Self::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The text, if this is text.
+    pub fn into_text(self) -> Option<String> {
+        match self {
+            Self::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl From<i64> for SqlValue {
+    fn from(n: i64) -> Self {
+        Self::Int(n)
+    }
+}
+
+impl From<&str> for SqlValue {
+    fn from(s: &str) -> Self {
+        Self::Text(s.to_owned())
+    }
+}
+
+impl From<Option<&str>> for SqlValue {
+    fn from(s: Option<&str>) -> Self {
+        s.map_or(Self::Null, SqlValue::from)
+    }
+}
+
+/// Which SQL the database speaks. The hub writes its statements with PostgreSQL's `$1`
+/// placeholders and `CAST(... AS BIGINT|TEXT)` where a parameter's type cannot be inferred; both
+/// engines accept the rest as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite (Spin's `spin:sqlite`, libSQL): `?1` placeholders; writers are serialized.
+    Sqlite,
+    /// PostgreSQL (`spin:postgres`).
+    Postgres,
+}
+
+impl Dialect {
+    /// `sql` with this dialect's placeholders (`$1` becomes `?1` on SQLite). The hub's statements
+    /// contain no `$` other than in placeholders.
+    pub fn statement<'a>(&self, sql: &'a str) -> Cow<'a, str> {
+        match self {
+            Self::Postgres => Cow::Borrowed(sql),
+            Self::Sqlite => Cow::Owned(sql.replace('$', "?")),
+        }
+    }
+}
+
+/// A failed statement, with the database's own message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("database error: {0}")]
+pub struct SqlError(pub String);
+
+impl SqlError {
+    /// Whether the statement failed because the hub's tables do not exist yet (SQLite: `no such
+    /// table`; PostgreSQL: `relation ... does not exist`): the hub then creates them and retries.
+    pub fn is_missing_table(&self) -> bool {
+        self.0.contains("no such table")
+            || (self.0.contains("relation") && self.0.contains("does not exist"))
+    }
+
+    /// Whether the database was too busy to take the write (SQLite's busy timeout ran out, or a
+    /// PostgreSQL deadlock or serialization failure): worth a retry by the client.
+    pub fn is_busy(&self) -> bool {
+        let m = self.0.to_ascii_lowercase();
+        m.contains("database is locked")
+            || m.contains("database is busy")
+            || m.contains("deadlock detected")
+            || m.contains("could not serialize")
+    }
+}
+
+/// A connection to the hub's database. Each call runs one statement; the statements of one
+/// [`Sql`] value run on one connection, in order, so `BEGIN IMMEDIATE` ... `COMMIT` is a
+/// transaction on SQLite.
+pub trait Sql {
+    /// The SQL this database speaks.
+    fn dialect(&self) -> Dialect;
+
+    /// Runs one statement and returns its rows (none for a statement without results).
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError>;
+
+    /// Runs one statement and returns how many rows it inserted, updated or deleted.
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError>;
+}
+
+impl<S: Sql + ?Sized> Sql for &S {
+    fn dialect(&self) -> Dialect {
+        (**self).dialect()
+    }
+
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
+        (**self).query(sql, params)
+    }
+
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        (**self).execute(sql, params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_statements_use_numbered_question_marks() {
+        let sql = "SELECT a FROM t WHERE b = $1 AND c < $12";
+        assert_eq!(Dialect::Postgres.statement(sql), sql);
+        assert_eq!(
+            Dialect::Sqlite.statement(sql),
+            "SELECT a FROM t WHERE b = ?1 AND c < ?12"
+        );
+    }
+
+    #[test]
+    fn errors_are_classified_from_both_engines_messages() {
+        assert!(SqlError("no such table: hub_messages".into()).is_missing_table());
+        assert!(
+            SqlError("db error: ERROR: relation \"hub_messages\" does not exist".into())
+                .is_missing_table()
+        );
+        assert!(!SqlError("syntax error".into()).is_missing_table());
+        assert!(SqlError("Io(\"database is locked\")".into()).is_busy());
+        assert!(SqlError("ERROR: deadlock detected".into()).is_busy());
+        assert!(!SqlError("UNIQUE constraint failed".into()).is_busy());
+    }
+}

@@ -1,0 +1,136 @@
+//! The test double for [`Sql`]: rusqlite on a file, one connection per [`SqliteDb`], as Spin
+//! opens one connection per `spin:sqlite` `open` (so concurrent "requests" are concurrent
+//! connections, serialized by SQLite's file locks and rusqlite's 5 s busy timeout).
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use dochub_hub::{Clock, Dialect, Hub, Limits, Sql, SqlError, SqlValue};
+use rusqlite::types::{Value, ValueRef};
+
+/// One connection to a SQLite file.
+pub struct SqliteDb {
+    conn: rusqlite::Connection,
+}
+
+impl SqliteDb {
+    /// A new connection to `path` (created if missing).
+    pub fn open(path: &Path) -> Self {
+        Self {
+            conn: rusqlite::Connection::open(path).expect("open the test database"),
+        }
+    }
+
+    /// The connection, for tests that look at the tables directly.
+    pub fn conn(&self) -> &rusqlite::Connection {
+        &self.conn
+    }
+}
+
+fn bind(params: &[SqlValue]) -> Vec<Value> {
+    params
+        .iter()
+        .map(|p| match p {
+            SqlValue::Int(n) => Value::Integer(*n),
+            SqlValue::Text(s) => Value::Text(s.clone()),
+            SqlValue::Null => Value::Null,
+        })
+        .collect()
+}
+
+fn error(e: rusqlite::Error) -> SqlError {
+    SqlError(e.to_string())
+}
+
+impl Sql for SqliteDb {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
+        let mut statement = self.conn.prepare_cached(sql).map_err(error)?;
+        let columns = statement.column_count();
+        let mut rows = statement
+            .query(rusqlite::params_from_iter(bind(params)))
+            .map_err(error)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(error)? {
+            let mut values = Vec::with_capacity(columns);
+            for i in 0..columns {
+                values.push(match row.get_ref(i).map_err(error)? {
+                    ValueRef::Integer(n) => SqlValue::Int(n),
+                    ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Null => SqlValue::Null,
+                    other => return Err(SqlError(format!("unexpected column type {other:?}"))),
+                });
+            }
+            out.push(values);
+        }
+        Ok(out)
+    }
+
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        let mut statement = self.conn.prepare_cached(sql).map_err(error)?;
+        let n = statement
+            .execute(rusqlite::params_from_iter(bind(params)))
+            .map_err(error)?;
+        Ok(n as u64)
+    }
+}
+
+/// A clock the test moves by hand.
+#[derive(Clone, Default)]
+pub struct ManualClock(Arc<AtomicI64>);
+
+impl ManualClock {
+    /// A clock at `ms`.
+    pub fn at(ms: i64) -> Self {
+        Self(Arc::new(AtomicI64::new(ms)))
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// A fresh database folder; hubs opened on it share the file.
+pub struct TestDb {
+    dir: tempfile::TempDir,
+}
+
+impl TestDb {
+    /// A new empty database.
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("a temporary folder"),
+        }
+    }
+
+    /// The database file.
+    pub fn path(&self) -> std::path::PathBuf {
+        self.dir.path().join("sqlite_db.db")
+    }
+
+    /// A hub on a new connection, with the system clock and default limits.
+    pub fn hub(&self) -> Hub<SqliteDb> {
+        Hub::new(SqliteDb::open(&self.path()))
+    }
+
+    /// A hub on a new connection with this clock and these limits.
+    pub fn hub_with(&self, clock: &ManualClock, limits: Limits) -> Hub<SqliteDb, ManualClock> {
+        Hub::with_clock(SqliteDb::open(&self.path()), clock.clone(), limits)
+    }
+}
+
+/// 2026-01-01T00:00:00Z in milliseconds.
+pub const T0: i64 = 1_767_225_600_000;
