@@ -3,6 +3,12 @@
 //! Each test starts its own host in-process on 127.0.0.1:0 from a manifest derived from the
 //! repository's `spin.toml`, with the content mount pointed at a fixture tree when asked.
 //!
+//! With `SPIN_BIN=<path to spin>` in the environment, the same tests run under a real
+//! `$SPIN_BIN up` instead ([`serve`]): one child process per app on a free loopback port, with
+//! the same manifest, state folder (`--state-dir`), runtime config (`--runtime-config-file`),
+//! environment (`-e KEY=VALUE`) and variables (`SPIN_VARIABLE_<NAME>`), stopped when the test
+//! ends. Tests that inspect the host itself skip there, saying why ([`skip_under_spin`]).
+//!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
 //! use dochub_tests::{TestApp, fixture};
@@ -47,10 +53,168 @@ pub fn ensure_components_built() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!(e))
 }
 
+/// The `spin` binary to run the tests under, from `SPIN_BIN`; `None`: the in-process host.
+pub fn spin_bin() -> Option<PathBuf> {
+    std::env::var_os("SPIN_BIN")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// True (after printing why) when the tests run under a real `spin up`, for tests that need the
+/// in-process host itself (its start-up errors, its internals).
+pub fn skip_under_spin(reason: &str) -> bool {
+    if spin_bin().is_some() {
+        eprintln!("skipping under SPIN_BIN: {reason}");
+        return true;
+    }
+    false
+}
+
+/// A running app: the in-process host, or a `spin up` child process.
+pub enum Server {
+    /// `dochub_host` in this process.
+    InProcess(dochub_host::RunningHost),
+    /// A real `spin up`.
+    Spin(SpinUp),
+}
+
+impl Server {
+    /// The address it listens on.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        match self {
+            Server::InProcess(host) => host.addr(),
+            Server::Spin(spin) => spin.addr,
+        }
+    }
+
+    /// Stops it (for `spin up`: SIGTERM to its process group, then SIGKILL after 10 s).
+    pub async fn shutdown(self) {
+        match self {
+            Server::InProcess(host) => host.shutdown().await,
+            Server::Spin(spin) => drop(spin),
+        }
+    }
+}
+
+/// Serves `options` in-process, or under `$SPIN_BIN up` when `SPIN_BIN` is set.
+pub async fn serve(options: dochub_host::HostOptions) -> anyhow::Result<Server> {
+    match spin_bin() {
+        None => Ok(Server::InProcess(dochub_host::start(options).await?)),
+        Some(bin) => Ok(Server::Spin(
+            tokio::task::spawn_blocking(move || SpinUp::start(&bin, &options)).await??,
+        )),
+    }
+}
+
+/// A `spin up` child process, in a process group of its own (Spin runs its trigger as a child).
+pub struct SpinUp {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+    log: PathBuf,
+    _scratch: tempfile::TempDir,
+}
+
+/// How long a `spin up` may take to load the app and listen.
+const SPIN_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl SpinUp {
+    fn start(bin: &Path, options: &dochub_host::HostOptions) -> anyhow::Result<Self> {
+        use std::os::unix::process::CommandExt;
+        let addr = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
+            probe.local_addr()?
+        };
+        let scratch = tempfile::tempdir()?;
+        let log = scratch.path().join("spin-up.log");
+        let log_file = std::fs::File::create(&log)?;
+        let mut cmd = std::process::Command::new(bin);
+        cmd.arg("up")
+            .arg("--listen")
+            .arg(addr.to_string())
+            .arg("-f")
+            .arg(&options.manifest);
+        if let Some(dir) = &options.state_dir {
+            cmd.arg("--state-dir").arg(dir);
+        }
+        if let Some(config) = &options.runtime_config {
+            cmd.arg("--runtime-config-file").arg(config);
+        }
+        for (key, value) in &options.env {
+            cmd.arg("-e").arg(format!("{key}={value}"));
+        }
+        for (name, value) in &options.variables {
+            cmd.env(format!("SPIN_VARIABLE_{}", name.to_uppercase()), value);
+        }
+        cmd.stdin(std::process::Stdio::null())
+            .stdout(log_file.try_clone()?)
+            .stderr(log_file)
+            .process_group(0);
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot run {}", bin.display()))?;
+        let mut spin = SpinUp {
+            child,
+            addr,
+            log,
+            _scratch: scratch,
+        };
+        let deadline = std::time::Instant::now() + SPIN_START_TIMEOUT;
+        loop {
+            if let Some(status) = spin.child.try_wait()? {
+                anyhow::bail!(
+                    "`spin up` exited ({status}) before listening:\n{}",
+                    spin.log_text()
+                );
+            }
+            if std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200))
+                .is_ok()
+            {
+                return Ok(spin);
+            }
+            if std::time::Instant::now() > deadline {
+                anyhow::bail!(
+                    "`spin up` did not listen on {addr} in time:\n{}",
+                    spin.log_text()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    /// What `spin up` printed so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn signal_group(&self, signal: &str) {
+        // The group's id is the child's PID: this ends only the processes this harness started.
+        let _ = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg("--")
+            .arg(format!("-{}", self.child.id()))
+            .status();
+    }
+}
+
+impl Drop for SpinUp {
+    fn drop(&mut self) {
+        self.signal_group("TERM");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        self.signal_group("KILL");
+        let _ = self.child.wait();
+    }
+}
+
 /// A running app for one test.
 pub struct TestApp {
     base: String,
-    host: dochub_host::RunningHost,
+    host: Server,
     dir: tempfile::TempDir,
 }
 
@@ -114,7 +278,7 @@ impl AppBuilder {
             .state_dir
             .clone()
             .unwrap_or_else(|| dir.path().join(".spin"));
-        let host = dochub_host::start(dochub_host::HostOptions {
+        let host = serve(dochub_host::HostOptions {
             manifest: manifest_path,
             listen: "127.0.0.1:0".parse()?,
             state_dir: Some(state_dir),
@@ -232,6 +396,11 @@ impl TestApp {
     /// The temporary folder holding the derived manifest (and, by default, the state).
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The running server (in-process host or `spin up`).
+    pub fn server(&self) -> &Server {
+        &self.host
     }
 
     /// Stops the host.

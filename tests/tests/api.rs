@@ -631,10 +631,17 @@ async fn health_reports_the_database() {
     )];
     let postgres = dochub_tests::service_available("127.0.0.1:5432", "PostgreSQL");
     if postgres {
+        // As under Spin: TLS unless the URL disables it, and the local server's certificate is
+        // self-signed, so only `sslmode=disable` connects.
         cases.push((
-            "postgres://postgres@127.0.0.1:5432/test",
+            "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
             "connected",
             "healthy",
+        ));
+        cases.push((
+            "postgres://postgres@127.0.0.1:5432/test",
+            "disconnected",
+            "degraded",
         ));
     }
     for (url, database, status) in cases {
@@ -662,6 +669,7 @@ async fn health_reports_the_database() {
         .env("POSTGRES_PORT", "5432")
         .env("POSTGRES_USER", "postgres")
         .env("POSTGRES_DB", "test")
+        .env("POSTGRES_SSLMODE", "disable")
         .start()
         .await
         .unwrap();

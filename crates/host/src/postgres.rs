@@ -239,7 +239,7 @@ fn to_sql_params(params: Vec<ParameterValue>) -> Result<Vec<Box<dyn ToSql + Sync
                 ParameterValue::Floating64(v) => Box::new(v),
                 ParameterValue::Str(v) => Box::new(v),
                 ParameterValue::Binary(v) => Box::new(v),
-                ParameterValue::DbNull => Box::new(None::<String>),
+                ParameterValue::DbNull => Box::new(PgNull),
                 other => {
                     return Err(Error::BadParameter(format!(
                         "parameter type {other:?} is not supported by this host"
@@ -248,6 +248,26 @@ fn to_sql_params(params: Vec<ParameterValue>) -> Result<Vec<Box<dyn ToSql + Sync
             })
         })
         .collect()
+}
+
+/// SQL NULL for a parameter of any type (`None::<String>` would only fit text columns).
+#[derive(Debug)]
+struct PgNull;
+
+impl ToSql for PgNull {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        _out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(tokio_postgres::types::IsNull::Yes)
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
 }
 
 /// tokio-postgres takes `&(dyn ToSql + Sync)`; the owned parameters are also `Send` so the
