@@ -12,7 +12,8 @@
 //! - variables `environment`, `auth_tokens` (see `dochub_content::auth`),
 //!   `database_url`; when `database_url` is empty, env `DATABASE_URL`, then
 //!   `POSTGRES_HOST` / `POSTGRES_PORT` / `POSTGRES_USER` / `POSTGRES_PASSWORD` /
-//!   `POSTGRES_DB`.
+//!   `POSTGRES_DB` / `POSTGRES_SSLMODE` (Spin connects with verified TLS unless the address
+//!   says `sslmode=disable`).
 
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
@@ -28,6 +29,9 @@ use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 /// Key under which the app's first start (RFC 3339) is kept in the `default` store.
 const STARTED_KEY: &str = "dochub:api:started_at";
+
+/// Counter whose first increment elects the one request that records the first start.
+const STARTED_ELECTION_KEY: &str = "dochub:api:started_at:ticket";
 
 #[http_component]
 fn handle(req: Request) -> Response {
@@ -90,8 +94,18 @@ fn variable(name: &str) -> String {
     spin_sdk::variables::get(name).unwrap_or_default()
 }
 
-/// The app's first start: recorded once in the key-value store with a
-/// compare-and-swap, so concurrent first requests agree on one value.
+/// The app's first start, kept in the `default` key-value store.
+///
+/// Spin's stores offer no working compare-and-swap (an absent-key swap is an upsert on SQLite;
+/// every swap reports failure on Redis), but `increment` is atomic on both. So the first request
+/// to find no start time takes a ticket from [`STARTED_ELECTION_KEY`]; only ticket 1 writes the
+/// time, and every other request re-reads until it appears, then agrees with it.
+///
+/// Residual race, on purpose: when the writer stalls past the re-reads (~100 ms) or its
+/// `increment` fails (e.g. another host holds the SQLite file's lock), a request answers with
+/// its own clock and writes it only if the key is still absent; a concurrent writer can then
+/// overwrite it once. `uptime` may then differ by the length of that race, once, in the first
+/// seconds of the app's life. Any store error falls back to `now` (uptime 0), never an error.
 fn first_start(now: DateTime<Utc>) -> DateTime<Utc> {
     let Ok(bucket) = store::open("default") else {
         return now;
@@ -102,33 +116,27 @@ fn first_start(now: DateTime<Utc>) -> DateTime<Utc> {
             .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
             .map(|t| t.with_timezone(&Utc))
     };
+    let read = || bucket.get(STARTED_KEY).ok().flatten().and_then(parse);
+    if let Some(started) = read() {
+        return started;
+    }
     let value = now.to_rfc3339().into_bytes();
-    // A store error (e.g. a busy backend) is retried; a lost race re-reads the winner's value.
-    for attempt in 0..5u64 {
-        if attempt > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
+    if matches!(atomics::increment(&bucket, STARTED_ELECTION_KEY, 1), Ok(1)) {
+        if bucket.set(STARTED_KEY, &value).is_ok() {
+            return now;
         }
-        let Ok(cas) = atomics::Cas::new(&bucket, STARTED_KEY) else {
-            continue;
-        };
-        match cas.current() {
-            Ok(Some(bytes)) => return parse(bytes).unwrap_or(now),
-            Ok(None) => {
-                if atomics::swap(cas, &value).is_ok() {
-                    return now;
-                }
+    } else {
+        for attempt in 1..=5u64 {
+            std::thread::sleep(std::time::Duration::from_millis(7 * attempt));
+            if let Some(started) = read() {
+                return started;
             }
-            Err(_) => {}
         }
     }
-    // Hosts without working atomics: a plain read, then a write if absent.
-    match bucket.get(STARTED_KEY) {
-        Ok(Some(bytes)) => parse(bytes).unwrap_or(now),
-        _ => {
-            let _ = bucket.set(STARTED_KEY, &value);
-            now
-        }
+    if read().is_none() {
+        let _ = bucket.set(STARTED_KEY, &value);
     }
+    read().unwrap_or(now)
 }
 
 /// The database URL: variable `database_url`, env `DATABASE_URL`, or `POSTGRES_*` parts.
@@ -147,6 +155,7 @@ fn database_address() -> Option<String> {
         ("POSTGRES_USER", "user"),
         ("POSTGRES_PASSWORD", "password"),
         ("POSTGRES_DB", "dbname"),
+        ("POSTGRES_SSLMODE", "sslmode"),
     ] {
         if let Some(v) = env(var) {
             parts.push(format!(
