@@ -503,7 +503,7 @@ async fn sqlite_databases_behave_as_spins() {
     assert_eq!(r[0]["rows"], json!([[2]]), "{r:?}");
     // Labels the component did not declare are refused.
     let r = sql(&host, "db=other", json!([])).await;
-    assert_eq!(r[0]["err"], "AccessDenied", "{r:?}");
+    assert_eq!(r[0]["err"], "Error::AccessDenied", "{r:?}");
 
     // Concurrent single statements from many requests wait on the file lock: none is lost.
     sql(
