@@ -114,8 +114,10 @@ async fn send(client: &Client, base: &str, from: &str, to: &str, body: &str) -> 
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), StatusCode::CREATED, "send {from} -> {to}");
-    res.json().await.unwrap()
+    let status = res.status();
+    let answer = res.text().await.unwrap();
+    assert_eq!(status, StatusCode::CREATED, "send {from} -> {to}: {answer}");
+    serde_json::from_str(&answer).unwrap()
 }
 
 async fn inbox(client: &Client, base: &str, machine: &str, query: &str) -> Vec<Value> {
@@ -184,9 +186,12 @@ async fn shapes(backend: Backend) {
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), StatusCode::CREATED);
-    assert_eq!(res.headers()["content-type"], "application/json");
-    let sent: Value = res.json().await.unwrap();
+    let status = res.status();
+    let content_type = res.headers()["content-type"].clone();
+    let answer = res.text().await.unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(content_type, "application/json");
+    let sent: Value = serde_json::from_str(&answer).unwrap();
     let keys: Vec<&String> = sent.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["body", "from", "id", "timestamp", "to"]);
     assert!(sent["id"].is_u64());

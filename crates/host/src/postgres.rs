@@ -172,11 +172,11 @@ impl HostConnection for SpinCtx {
         let conn = self.table.get(&this)?;
         let stmt = match conn.client.prepare(&statement).await {
             Ok(s) => s,
-            Err(e) => return Ok(Err(Error::QueryFailed(e.to_string()))),
+            Err(e) => return Ok(Err(Error::QueryFailed(format!("{e:?}")))),
         };
         let rows = match conn.client.query(&stmt, &refs).await {
             Ok(rows) => rows,
-            Err(e) => return Ok(Err(Error::QueryFailed(e.to_string()))),
+            Err(e) => return Ok(Err(Error::QueryFailed(format!("{e:?}")))),
         };
         let columns = stmt
             .columns()
@@ -216,7 +216,7 @@ impl HostConnection for SpinCtx {
             .client
             .execute(&statement, &refs)
             .await
-            .map_err(|e| Error::QueryFailed(e.to_string())))
+            .map_err(|e| Error::QueryFailed(format!("{e:?}"))))
     }
 
     async fn drop(&mut self, this: Resource<PgConnection>) -> wasmtime::Result<()> {
