@@ -170,7 +170,7 @@ async fn every_tool_and_resource_through_the_python_sdk() {
     assert_eq!(required("send_message"), [json!("to"), json!("body")]);
     assert_eq!(required("read_doc"), [json!("path")]);
     assert_eq!(required("read_inbox"), Vec::<Value>::new());
-    assert!(tool_text(&s[1]).contains("\"laptop\""), "{}", s[1]);
+    assert!(tool_text(&s[1]).contains("\"ci-runner\""), "{}", s[1]);
 
     // Every message once, in order, over three calls; what the hub still holds says which
     // acknowledgement the hub offers: two-step marks a batch read only on the next call.
@@ -258,7 +258,7 @@ async fn every_tool_and_resource_through_the_python_sdk() {
         "{}",
         s[20]
     );
-    assert!(tool_text(&s[21]).contains("\"ci-runner\""), "{}", s[21]);
+    assert!(tool_text(&s[21]).contains("\"laptop\""), "{}", s[21]);
     app.stop().await;
 }
 
