@@ -1,6 +1,6 @@
 //! `dochub`: the command-line tool of dochub.
 //!
-//! - `dochub build CONTENT_DIR OUT_DIR` writes the prebuilt manifests served with `SERVE_PREBUILT`;
+//! - `dochub build CONTENT_DIR OUT_DIR` writes the prebuilt manifests and the search and navigation index;
 //! - `dochub check CONTENT_DIR` lints a content tree and fails on errors.
 
 use std::process::ExitCode;
@@ -18,7 +18,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write the prebuilt manifests of CONTENT_DIR into OUT_DIR (served with SERVE_PREBUILT).
+    /// Write the manifests and the search and navigation index of CONTENT_DIR into OUT_DIR.
     Build(content::BuildArgs),
     /// Lint CONTENT_DIR: broken YAML, missing titles, references to nothing. Exit 1 on errors.
     Check(content::CheckArgs),
