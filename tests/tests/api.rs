@@ -827,7 +827,7 @@ async fn a_stale_index_falls_back_to_the_tree() {
     );
     assert_eq!(
         get(&pre, "/api/manifest").await.json()["total_documents"],
-        9
+        21
     );
     pre.stop().await;
 }
