@@ -71,7 +71,8 @@ load() {
     errors="$(echo "$out" | awk '/Non-2xx|Socket errors/ { printf "%s ", $0 }')"
     ratio=""
     if [ -n "${2:-}" ]; then
-        ratio="$(awk -v rg="$2" -v p50="$(to_ms "$p50")" 'BEGIN { printf "rg %s ms = %.1fx p50", rg, rg / p50 }')"
+        # No p50 when no request finished within the run (a live scan of a large tree).
+        ratio="$(awk -v rg="$2" -v p50="$(to_ms "${p50:-0}")" 'BEGIN { if (p50 > 0) printf "rg %s ms = %.1fx p50", rg, rg / p50; else printf "rg %s ms", rg }')"
     fi
     printf '  %-34s p50 %-9s p99 %-9s %8s req/s  %s%s\n' "$1" "$p50" "$p99" "$rps" "$ratio" "$errors"
 }
