@@ -1,4 +1,4 @@
-//! `dochub build`: the prebuilt manifests, from the shell.
+//! `dochub build`: the manifests and the search and navigation index, from the shell.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +19,7 @@ pub struct BuildArgs {
 
 pub fn build(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     let root = ContentRoot::open(&args.content_dir)?;
+    let started = std::time::Instant::now();
     let summary = write_build(&root, &args.out_dir, chrono::Utc::now())
         .with_context(|| format!("building into `{}`", args.out_dir.display()))?;
     println!(
@@ -27,6 +28,15 @@ pub fn build(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         summary.subprojects,
         summary.documents,
         args.out_dir.display()
+    );
+    let index = summary.index;
+    println!(
+        "indexed {} pages ({:.1} MB) with {} keys: index {:.1} MB, built in {:.2} s",
+        index.pages,
+        index.corpus_bytes as f64 / 1e6,
+        index.keys,
+        index.bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
 }

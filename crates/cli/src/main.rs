@@ -3,7 +3,7 @@
 //! - `dochub docs ls|cat|search`, `dochub report`: the documentation, found through the manifests;
 //! - `dochub hub send|inbox|machines`: the message hub;
 //! - `dochub mcp --machine NAME [--ssh HOST]`: an MCP server on stdio for agents;
-//! - `dochub build CONTENT_DIR OUT_DIR` writes the prebuilt manifests served with `SERVE_PREBUILT`;
+//! - `dochub build CONTENT_DIR OUT_DIR` writes the prebuilt manifests and the search and navigation index;
 //! - `dochub check CONTENT_DIR` lints a content tree and fails on errors.
 //!
 //! The server is `--url` or `DOCHUB_URL` (default `http://127.0.0.1:3000`); `DOCHUB_TOKEN` is sent
@@ -53,7 +53,7 @@ enum Command {
     Hub(hub::HubCommand),
     /// Serve the hub and docs tools to an MCP client over stdio.
     Mcp(McpArgs),
-    /// Write the prebuilt manifests of CONTENT_DIR into OUT_DIR (served with SERVE_PREBUILT).
+    /// Write the manifests and the search and navigation index of CONTENT_DIR into OUT_DIR.
     Build(content::BuildArgs),
     /// Lint CONTENT_DIR: frontmatter, _subproject.yaml, references, overviews, unreachable pages.
     /// Exit 1 on errors.

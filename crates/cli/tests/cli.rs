@@ -26,13 +26,29 @@ fn build_writes_every_manifest() {
     let dir = out.path().join("build");
     let o = dochub(&[Path::new("build"), &fixture(), &dir]);
     assert!(o.status.success(), "{o:?}");
+    let text = stdout(&o);
+    let mut lines = text.lines();
     assert_eq!(
-        stdout(&o).trim(),
+        lines.next().unwrap_or(""),
         format!(
             "wrote 3 project and 3 subproject manifests (9 documents) to {}",
             dir.display()
         )
     );
+    let index_line = lines.next().unwrap_or("");
+    assert!(
+        index_line.starts_with("indexed 9 pages (") && index_line.contains(" s"),
+        "{index_line}"
+    );
+    for file in [
+        "nav.json",
+        "grams.bin",
+        "postings.bin",
+        "pages.bin",
+        "sub/0.json",
+    ] {
+        assert!(dir.join("index").join(file).is_file(), "{file}");
+    }
     let master: serde_json::Value =
         serde_json::from_slice(&fs::read(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(master["total_documents"], 9);
