@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod browser;
+pub mod clients;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -713,3 +713,129 @@ async fn bundled_content_is_served_live_and_prebuilt_by_spin_toml() {
     live.stop().await;
     pre.stop().await;
 }
+
+/// A tree from the benchmark's generator: projects only, no `_overviews`, `_master` or reports.
+fn generated_tree(projects: usize, subprojects: usize, pages: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dochub_content::corpus::Spec {
+        projects,
+        subprojects,
+        pages,
+        page_bytes: 3000,
+    };
+    dochub_content::corpus::generate(dir.path(), &spec).unwrap();
+    dir
+}
+
+/// `dochub build` of `content` into a fresh folder.
+fn build_of(content: &Path) -> tempfile::TempDir {
+    let build = tempfile::tempdir().unwrap();
+    let root = dochub_content::ContentRoot::open(content).unwrap();
+    dochub_content::prebuilt::write_build(&root, build.path(), chrono::Utc::now()).unwrap();
+    build
+}
+
+/// The app on `content` answering from `build` (mounted at /prebuilt), or from the tree alone.
+async fn start_with_build(content: &Path, build: Option<&Path>) -> TestApp {
+    let app = TestApp::builder().content(content);
+    let app = match build {
+        Some(build) => app
+            .mount(build, "/prebuilt")
+            .env("BUILD_DIR", "/prebuilt")
+            .env("SERVE_PREBUILT", "1"),
+        None => app.env("SERVE_PREBUILT", "0"),
+    };
+    app.start().await.expect("app starts")
+}
+
+const QUERIES: &[&str] = &[
+    "quasar",
+    "service",
+    "SERVICE",
+    "the",
+    "th",
+    "zz",
+    "%C3%BCber",                      // über
+    "%C3%9CBER",                      // ÜBER, case-folded
+    "%E6%97%A5%E6%9C%AC",             // 日本, two characters, six bytes
+    "%CE%A3%CE%9F%CE%A6%CE%8A%CE%91", // ΣΟΦΊΑ
+    "stra%C3%9Fe",
+    "the+service",
+    "zebra",
+    "nothing-matches-this",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_and_manifests_from_the_index_match_the_tree() {
+    let generated = generated_tree(3, 3, 10);
+    for content in [fixture("basic"), generated.path().to_path_buf()] {
+        let build = build_of(&content);
+        let live = start_with_build(&content, None).await;
+        let pre = start_with_build(&content, Some(build.path())).await;
+        for q in QUERIES {
+            let path = format!("/api/search?q={q}");
+            let (l, p) = (get(&live, &path).await, get(&pre, &path).await);
+            assert_eq!(p.status, 200, "{path}");
+            assert_eq!(l.body, p.body, "{path} on {}", content.display());
+        }
+        let manifest = get(&live, "/api/manifest").await.json();
+        let mut paths = vec![];
+        for p in manifest["projects"].as_array().unwrap() {
+            let id = p["id"].as_str().unwrap();
+            paths.push(format!("/api/manifest/{id}"));
+            let pm = get(&live, &format!("/api/manifest/{id}")).await.json();
+            for s in pm["subprojects"].as_array().unwrap() {
+                paths.push(format!("/api/manifest/{id}/{}", s["id"].as_str().unwrap()));
+            }
+        }
+        for path in paths {
+            let (l, p) = (get(&live, &path).await, get(&pre, &path).await);
+            assert_eq!((l.status, &l.body), (p.status, &p.body), "{path}");
+        }
+        live.stop().await;
+        pre.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stale_index_falls_back_to_the_tree() {
+    let content = generated_tree(2, 2, 5);
+    let build = build_of(content.path());
+    let pre = start_with_build(content.path(), Some(build.path())).await;
+    let hits = |res: &Res| res.json()["results"].as_array().unwrap().len();
+    assert_eq!(hits(&get(&pre, "/api/search?q=okapi").await), 0);
+    // An edit in place of a page the answer does not read is not checked (the check stays
+    // cheap): the index answers, which shows the index is what answered.
+    let page = content.path().join("p01/s01/page-0002.md");
+    let mut text = std::fs::read_to_string(&page).unwrap();
+    text.push_str("\nAn okapi.\n");
+    std::fs::write(&page, &text).unwrap();
+    assert_eq!(hits(&get(&pre, "/api/search?q=okapi").await), 0);
+    // Saving by rename, as most editors do, changes the folder: the tree answers.
+    let tmp = content.path().join("p01/s01/.page.tmp");
+    std::fs::write(&tmp, &text).unwrap();
+    std::fs::rename(&tmp, &page).unwrap();
+    let res = get(&pre, "/api/search?q=okapi").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.json()["results"][0]["path"], "p01/s01/page-0002");
+    // A new page is seen by search and by the manifests at once.
+    std::fs::write(
+        content.path().join("p00/s00/added.md"),
+        "# Added\n\nokapi\n",
+    )
+    .unwrap();
+    assert_eq!(hits(&get(&pre, "/api/search?q=okapi").await), 2);
+    let m = get(&pre, "/api/manifest/p00/s00").await.json();
+    assert!(
+        m["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["id"] == "added")
+    );
+    assert_eq!(
+        get(&pre, "/api/manifest").await.json()["total_documents"],
+        21
+    );
+    pre.stop().await;
+}

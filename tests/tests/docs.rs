@@ -598,3 +598,96 @@ async fn bundled_docs_have_no_broken_links() {
     assert!(broken.is_empty(), "links to missing anchors: {broken:#?}");
     app.stop().await;
 }
+
+/// The app on `content` reading the index in `build`, or (`None`) the tree alone.
+async fn start_with_build(content: &Path, build: Option<&Path>) -> TestApp {
+    let app = TestApp::builder().content(content);
+    let app = match build {
+        Some(build) => app.mount(build, "/prebuilt").env("BUILD_DIR", "/prebuilt"),
+        None => app.env("SERVE_PREBUILT", "0"),
+    };
+    app.start().await.expect("app starts")
+}
+
+/// Every docs address of a tree, some that do not exist, and searches.
+fn docs_addresses(content: &Path) -> Vec<String> {
+    let root = dochub_content::ContentRoot::open(content).expect("root");
+    let mut out = vec!["/docs/".to_owned(), "/docs/nope/".to_owned()];
+    for p in root.projects().expect("projects") {
+        out.push(format!("/docs/{}/", p.id));
+        for s in root.subprojects(&p.id).expect("subs").unwrap_or_default() {
+            out.push(format!("/docs/{}/{}/", p.id, s.id));
+            out.push(format!("/docs/{}/{}/nope", p.id, s.id));
+            for id in root.page_ids(&p.id, &s.id).expect("pages") {
+                out.push(format!("/docs/{}/{}/{}", p.id, s.id, id));
+            }
+        }
+    }
+    for q in [
+        "the",
+        "th",
+        "quasar",
+        "SERVICE",
+        "%C3%BCber",
+        "%E6%97%A5%E6%9C%AC",
+        "x",
+    ] {
+        out.push(format!("/docs/search?q={q}"));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pages_sidebar_and_search_from_the_index_match_the_tree() {
+    let generated = tempfile::tempdir().expect("temp dir");
+    let spec = dochub_content::corpus::Spec {
+        projects: 3,
+        subprojects: 2,
+        pages: 6,
+        page_bytes: 2000,
+    };
+    dochub_content::corpus::generate(generated.path(), &spec).expect("corpus");
+    for content in [fixture("docs"), generated.path().to_path_buf()] {
+        let build = tempfile::tempdir().expect("build dir");
+        let root = dochub_content::ContentRoot::open(&content).expect("root");
+        dochub_content::prebuilt::write_build(&root, build.path(), chrono::Utc::now())
+            .expect("build");
+        let live = start_with_build(&content, None).await;
+        let pre = start_with_build(&content, Some(build.path())).await;
+        let addresses = docs_addresses(&content);
+        assert!(addresses.len() > 10);
+        for address in addresses {
+            let (l, p) = (get(&live, &address).await, get(&pre, &address).await);
+            assert_eq!(l.0, p.0, "{address}");
+            assert_eq!(l.2, p.2, "{address}");
+        }
+        live.stop().await;
+        pre.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_page_shows_at_once_though_the_index_is_older() {
+    let content = content_tree();
+    let build = tempfile::tempdir().expect("build dir");
+    let root = dochub_content::ContentRoot::open(content.path()).expect("root");
+    dochub_content::prebuilt::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+    let app = start_with_build(content.path(), Some(build.path())).await;
+    std::fs::write(
+        content.path().join("alpha/guide/brand-new.md"),
+        "# Brand new page\n\nWith a wombat.\n",
+    )
+    .expect("write");
+    let (status, _, html) = get(&app, "/docs/alpha/guide/brand-new").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains(r#"href="/docs/alpha/guide/brand-new">Brand new page</a>"#),
+        "{html}"
+    );
+    let (_, _, html) = get(&app, "/docs/search?q=wombat").await;
+    assert!(
+        html.contains(r#"href="/docs/alpha/guide/brand-new""#),
+        "{html}"
+    );
+    app.stop().await;
+}

@@ -448,3 +448,71 @@ fn the_reference_check_catches_what_it_should() {
         <pre>curl http://127.0.0.1:3000/api/manifest</pre></body></html>"##;
     assert_eq!(external_references(good), Vec::<String>::new());
 }
+
+/// A user's own docs tree (projects only: no `_overviews`, `_master` or `reports`) under the
+/// repository's spin.toml as it is, mounts unchanged, as `spin up` would run it: every tier
+/// answers, and the landing page says there are no overview pages yet.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plain_docs_tree_serves_every_tier() {
+    dochub_tests::ensure_components_built().unwrap();
+    let app_dir = tempfile::tempdir().unwrap();
+    let content = app_dir.path().join("content");
+    let spec = dochub_content::corpus::Spec {
+        projects: 2,
+        subprojects: 2,
+        pages: 3,
+        page_bytes: 1500,
+    };
+    dochub_content::corpus::generate(&content, &spec).unwrap();
+    let root = dochub_content::ContentRoot::open(&content).unwrap();
+    dochub_content::prebuilt::write_build(&root, &app_dir.path().join("build"), chrono::Utc::now())
+        .unwrap();
+    // spin.toml beside the tree: only the component sources point back at this repository.
+    let manifest = std::fs::read_to_string(repo_root().join("spin.toml"))
+        .unwrap()
+        .replace(
+            "source = \"target/",
+            &format!("source = \"{}/target/", repo_root().display()),
+        );
+    std::fs::write(app_dir.path().join("spin.toml"), manifest).unwrap();
+    let host = dochub_host::start(dochub_host::HostOptions {
+        manifest: app_dir.path().join("spin.toml"),
+        listen: "127.0.0.1:0".parse().unwrap(),
+        state_dir: Some(app_dir.path().join(".spin")),
+        ..Default::default()
+    })
+    .await
+    .expect("a tree without _overviews starts");
+    let base = format!("http://{}", host.addr());
+    let landing = reqwest::get(format!("{base}/overview/")).await.unwrap();
+    assert_eq!(landing.status(), 200);
+    let html = landing.text().await.unwrap();
+    assert!(html.contains("There are no overview pages yet"), "{html}");
+    assert!(!html.contains("href=\"/overview/architecture\""));
+    let (status, _) = raw_get_at(&base, "/overview/architecture").await;
+    assert_eq!(status, 404);
+    for (path, needle) in [
+        ("/docs/", "Project 1"),
+        ("/docs/p01/s00/page-0002", "Subproject 1.0"),
+        ("/docs/search?q=service", "p00/s00/page-0000"),
+        ("/api/manifest", "\"total_documents\":12"),
+        ("/api/manifest/p00/s01", "page-0002"),
+        ("/api/search?q=service", "p00/s00/page-0000"),
+        ("/api/raw/p00/s00/page-0000", "title:"),
+    ] {
+        let res = reqwest::get(format!("{base}{path}")).await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        let body = res.text().await.unwrap();
+        assert!(body.contains(needle), "{path}: {needle} not in {body}");
+    }
+    let report = reqwest::get(format!("{base}/api/report/latest"))
+        .await
+        .unwrap();
+    assert_eq!(report.status(), 404);
+    host.shutdown().await;
+}
+
+async fn raw_get_at(base: &str, path: &str) -> (u16, String) {
+    let res = reqwest::get(format!("{base}{path}")).await.unwrap();
+    (res.status().as_u16(), res.text().await.unwrap_or_default())
+}

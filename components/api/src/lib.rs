@@ -7,8 +7,10 @@
 //!
 //! Configuration:
 //! - env `CONTENT_DIR` (default `/content`): the content root;
-//! - env `SERVE_PREBUILT` (any value but empty, `0` or `false`): manifests come
-//!   from env `BUILD_DIR` (default `/build`), written by `dochub build`;
+//! - env `BUILD_DIR` (default `/build`): the build written by `dochub build`; its index and
+//!   manifests answer search and manifests while they match the content (else the tree is
+//!   scanned and a warning logged); env `SERVE_PREBUILT` `0`/`false` turns that off, any
+//!   other value makes a missing build an error;
 //! - variables `environment`, `auth_tokens` (see `dochub_content::auth`),
 //!   `database_url`; when `database_url` is empty, env `DATABASE_URL`, then
 //!   `POSTGRES_HOST` / `POSTGRES_PORT` / `POSTGRES_USER` / `POSTGRES_PASSWORD` /
@@ -23,6 +25,7 @@ use dochub_content::api::{
     ApiConfig, ApiRequest, ApiResponse, Database, Gate, Health, handle_or_health, health_response,
 };
 use dochub_content::auth::AuthConfig;
+use dochub_content::prebuilt::BuildMode;
 use spin_sdk::http::{Request, Response};
 use spin_sdk::http_component;
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
@@ -40,9 +43,10 @@ fn handle(req: Request) -> Response {
         content_dir: env("CONTENT_DIR")
             .unwrap_or_else(|| "/content".into())
             .into(),
-        prebuilt_dir: env("SERVE_PREBUILT")
-            .filter(|v| !matches!(v.trim(), "0" | "false"))
-            .map(|_| env("BUILD_DIR").unwrap_or_else(|| "/build".into()).into()),
+        build: BuildMode::from_settings(
+            env("SERVE_PREBUILT").as_deref(),
+            env("BUILD_DIR").as_deref(),
+        ),
         auth: AuthConfig::new(&variable("environment"), &variable("auth_tokens")),
     };
     let method = req.method().to_string();
@@ -78,6 +82,9 @@ fn handle(req: Request) -> Response {
 }
 
 fn respond(res: ApiResponse) -> Response {
+    if let Some(warning) = &res.warning {
+        eprintln!("api: warning: {warning}");
+    }
     let mut builder = Response::builder();
     builder.status(res.status);
     for (name, value) in res.headers {

@@ -5,6 +5,9 @@
 //!
 //! Configuration:
 //! - env `CONTENT_DIR` (default `/content`): the content root;
+//! - env `BUILD_DIR` (default `/build`) and `SERVE_PREBUILT`: the prebuilt index, used for the
+//!   sidebar, breadcrumbs, listings and search while it matches the content (see
+//!   `dochub_content::prebuilt::BuildMode`);
 //! - variables `environment` and `auth_tokens` (see `dochub_content::auth`).
 
 // `#[http_component]` expands to the canonical-ABI export glue, which is `unsafe` by nature;
@@ -12,6 +15,7 @@
 #![allow(unsafe_code)]
 
 use dochub_content::auth::AuthConfig;
+use dochub_content::prebuilt::BuildMode;
 use dochub_render::site::{SiteConfig, SiteRequest, handle};
 use spin_sdk::http::{Request, Response};
 use spin_sdk::http_component;
@@ -24,6 +28,10 @@ fn serve(req: Request) -> Response {
             .filter(|v| !v.trim().is_empty())
             .unwrap_or_else(|| "/content".into())
             .into(),
+        build: BuildMode::from_settings(
+            std::env::var("SERVE_PREBUILT").ok().as_deref(),
+            std::env::var("BUILD_DIR").ok().as_deref(),
+        ),
         auth: AuthConfig::new(&variable("environment"), &variable("auth_tokens")),
     };
     let method = req.method().to_string();
@@ -45,6 +53,9 @@ fn serve(req: Request) -> Response {
             authorization: req.header("authorization").and_then(|v| v.as_str()),
         },
     );
+    if let Some(warning) = &res.warning {
+        eprintln!("docs: warning: {warning}");
+    }
     let mut builder = Response::builder();
     builder.status(res.status);
     for (name, value) in res.headers {

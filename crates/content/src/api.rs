@@ -7,9 +7,10 @@
 //! ```
 //! use dochub_content::api::{ApiConfig, ApiRequest, handle};
 //! use dochub_content::auth::AuthConfig;
+//! use dochub_content::prebuilt::BuildMode;
 //! let config = ApiConfig {
 //!     content_dir: "/no/such/dir".into(),
-//!     prebuilt_dir: None,
+//!     build: BuildMode::Off,
 //!     auth: AuthConfig::new("development", ""),
 //! };
 //! let req = ApiRequest { method: "GET", path: "/manifest", query: "", authorization: None };
@@ -26,8 +27,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::{AuthConfig, BEARER_CHALLENGE};
 use crate::error::ContentError;
+use crate::index::{Index, Indexed, Scope};
 use crate::manifest::iso8601;
-use crate::prebuilt::{Prebuilt, to_json};
+use crate::prebuilt::{BuildMode, Prebuilt, to_json};
 use crate::tree::ContentRoot;
 
 /// Methods every `/api` route answers.
@@ -44,8 +46,8 @@ pub const SERVICE: &str = "dochub";
 pub struct ApiConfig {
     /// The content root (`CONTENT_DIR`).
     pub content_dir: PathBuf,
-    /// The prebuilt build directory, when `SERVE_PREBUILT` is set.
-    pub prebuilt_dir: Option<PathBuf>,
+    /// Whether and where the prebuilt index and manifests are read (`SERVE_PREBUILT`, `BUILD_DIR`).
+    pub build: BuildMode,
     /// Who may call the protected routes.
     pub auth: AuthConfig,
 }
@@ -188,26 +190,78 @@ fn dispatch(
     query: &str,
     now: DateTime<Utc>,
 ) -> Result<ApiResponse, ContentError> {
-    let json = |bytes: Vec<u8>| ApiResponse::new(200, JSON, bytes);
-    if let Some(dir) = &config.prebuilt_dir {
-        match route {
-            Route::Manifest => return Ok(json(Prebuilt::open(dir)?.master_manifest()?)),
-            Route::ProjectManifest(p) => {
-                return Ok(match Prebuilt::open(dir)?.project_manifest(p)? {
-                    Some(bytes) => json(bytes),
-                    None => ApiResponse::json_error(404, "Project not found"),
-                });
+    let root = ContentRoot::open(&config.content_dir)?;
+    let (index, mut warning) = match route {
+        Route::Manifest
+        | Route::ProjectManifest(_)
+        | Route::SubprojectManifest(..)
+        | Route::Search => config.build.open_index()?,
+        _ => (None, None),
+    };
+    if let Some(index) = &index {
+        match prebuilt_answer(config, &root, index, route, query)? {
+            Indexed::Fresh(res) => return Ok(res),
+            Indexed::Stale(reason) => {
+                warning = Some(format!("answering from the content tree: {reason}"));
             }
-            Route::SubprojectManifest(p, s) => {
-                return Ok(match Prebuilt::open(dir)?.subproject_manifest(p, s)? {
-                    Some(bytes) => json(bytes),
-                    None => ApiResponse::json_error(404, "Subproject not found"),
-                });
-            }
-            _ => {}
         }
     }
-    let root = ContentRoot::open(&config.content_dir)?;
+    Ok(live_answer(&root, route, query, now)?.with_warning(warning))
+}
+
+fn json(bytes: Vec<u8>) -> ApiResponse {
+    ApiResponse::new(200, JSON, bytes)
+}
+
+/// The answer from `build/`, when the folders it depends on are as the build recorded them.
+fn prebuilt_answer(
+    config: &ApiConfig,
+    root: &ContentRoot,
+    index: &Index,
+    route: &Route,
+    query: &str,
+) -> Result<Indexed<ApiResponse>, ContentError> {
+    let scope = match route {
+        Route::ProjectManifest(p) => Scope::Project(p),
+        Route::SubprojectManifest(p, s) => Scope::Subproject(p, s),
+        Route::Search => {
+            let q = query_param(query, "q").unwrap_or_default();
+            return Ok(match index.search(root, &q)? {
+                Indexed::Fresh(results) => Indexed::Fresh(json(to_json(&results)?)),
+                Indexed::Stale(reason) => Indexed::Stale(reason),
+            });
+        }
+        _ => Scope::Everything,
+    };
+    if let Some(reason) = index.check(root, scope)? {
+        return Ok(Indexed::Stale(reason));
+    }
+    let Some(dir) = (match &config.build {
+        BuildMode::Auto(dir) | BuildMode::Required(dir) => Some(dir),
+        BuildMode::Off => None,
+    }) else {
+        return Ok(Indexed::Stale("prebuilt answers are off".into()));
+    };
+    let prebuilt = Prebuilt::open(dir)?;
+    let found = match route {
+        Route::Manifest => Some(prebuilt.master_manifest()?),
+        Route::ProjectManifest(p) => prebuilt.project_manifest(p)?,
+        Route::SubprojectManifest(p, s) => prebuilt.subproject_manifest(p, s)?,
+        _ => None,
+    };
+    Ok(Indexed::Fresh(match (found, route) {
+        (Some(bytes), _) => json(bytes),
+        (None, Route::ProjectManifest(_)) => ApiResponse::json_error(404, "Project not found"),
+        (None, _) => ApiResponse::json_error(404, "Subproject not found"),
+    }))
+}
+
+fn live_answer(
+    root: &ContentRoot,
+    route: &Route,
+    query: &str,
+    now: DateTime<Utc>,
+) -> Result<ApiResponse, ContentError> {
     Ok(match route {
         Route::Manifest => json(to_json(&root.master_manifest(now)?)?),
         Route::ProjectManifest(p) => match root.project_manifest(p)? {

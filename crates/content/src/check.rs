@@ -1,18 +1,21 @@
 //! Content lint for `dochub check`: everything the service silently works
-//! around (broken YAML, missing titles, references to nothing) reported with
-//! the file it is in.
+//! around (broken or missing frontmatter, `_subproject.yaml` errors, references
+//! to nothing, pages no route can reach) reported with the file and line it is in.
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::path::Path;
 
 use crate::error::ContentError;
 use crate::report::is_report_name;
-use crate::tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};
+use crate::segment::is_valid_id;
+use crate::tree::{ContentRoot, PROJECT_META, Page, REPORTS_DIR, SUBPROJECT_META, Subproject};
+use crate::yaml::yaml_error_line;
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
-    /// Served with a fallback; worth fixing.
+    /// Served with a fallback; worth fixing (`dochub check --strict` fails on it).
     Warning,
     /// Content is wrong: `dochub check` fails.
     Error,
@@ -21,26 +24,54 @@ pub enum Severity {
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Diagnostic {
-    /// File or directory, relative to the content root.
+    /// File or directory, relative to the content root, with `/` separators.
     pub path: String,
+    /// The 1-based line the problem is on, when it is in a file that exists.
+    pub line: Option<usize>,
     /// How serious it is.
     pub severity: Severity,
     /// What is wrong, and what the service does about it.
     pub message: String,
 }
 
+impl Diagnostic {
+    /// A finding on a line of a file.
+    pub fn at(path: impl Into<String>, line: usize, severity: Severity, message: String) -> Self {
+        Diagnostic {
+            path: path.into(),
+            line: Some(line),
+            severity,
+            message,
+        }
+    }
+
+    /// A finding about a directory or a missing file, which has no line.
+    pub fn on(path: impl Into<String>, severity: Severity, message: String) -> Self {
+        Diagnostic {
+            path: path.into(),
+            line: None,
+            severity,
+            message,
+        }
+    }
+}
+
 impl fmt::Display for Diagnostic {
+    /// `path:line: level: message`, the shape editors and CI logs link to.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let level = match self.severity {
             Severity::Warning => "warning",
             Severity::Error => "error",
         };
-        write!(f, "{level}: {}: {}", self.path, self.message)
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {level}: {}", self.path, self.message),
+            None => write!(f, "{}: {level}: {}", self.path, self.message),
+        }
     }
 }
 
 impl ContentRoot {
-    /// Lints the whole tree; findings sorted by path.
+    /// Lints the whole tree; findings sorted by path and line.
     ///
     /// ```no_run
     /// let root = dochub_content::ContentRoot::open("content")?;
@@ -51,137 +82,101 @@ impl ContentRoot {
     /// ```
     pub fn check(&self) -> Result<Vec<Diagnostic>, ContentError> {
         let mut out = Vec::new();
-        let mut push = |path: String, severity, message: String| {
-            out.push(Diagnostic {
-                path,
-                severity,
-                message,
-            })
-        };
-        let projects = self.projects()?;
         let mut targets = BTreeSet::new();
         let mut pages = Vec::new();
-        for p in &projects {
-            if let Some(e) = &p.meta_error {
-                push(
-                    format!("{}/{PROJECT_META}", p.id),
-                    Severity::Error,
-                    format!("{e}; the name falls back to `{}`", p.id),
-                );
-            } else if !self.path().join(&p.id).join(PROJECT_META).is_file() {
-                push(
-                    p.id.clone(),
-                    Severity::Warning,
-                    format!("no {PROJECT_META}; the name falls back to `{}`", p.id),
-                );
-            }
+        for p in self.projects()? {
+            self.check_project_meta(&p.id, p.meta_error.as_deref(), &mut out);
             let subs = self.subprojects(&p.id)?.unwrap_or_default();
             if subs.is_empty() {
-                push(
-                    p.id.clone(),
+                out.push(Diagnostic::on(
+                    &p.id,
                     Severity::Warning,
                     "project has no subprojects".into(),
-                );
+                ));
             }
             for s in subs {
-                let dir = format!("{}/{}", p.id, s.id);
-                let meta = format!("{dir}/{SUBPROJECT_META}");
-                if let Some(e) = &s.meta_error {
-                    push(
-                        meta.clone(),
-                        Severity::Error,
-                        format!("{e}; name, description and schema_coverage fall back to defaults"),
-                    );
-                } else if !self
-                    .path()
-                    .join(&p.id)
-                    .join(&s.id)
-                    .join(SUBPROJECT_META)
-                    .is_file()
-                {
-                    push(
-                        dir.clone(),
-                        Severity::Warning,
-                        format!("no {SUBPROJECT_META}; schema_coverage is all false"),
-                    );
-                }
-                for w in &s.meta_warnings {
-                    push(meta.clone(), Severity::Warning, w.clone());
-                }
-                if s.doc_count == 0 {
-                    push(
-                        dir.clone(),
-                        Severity::Warning,
-                        "subproject has no pages".into(),
-                    );
-                }
-                targets.insert(dir);
+                self.check_subproject_meta(&s, &mut out);
+                targets.insert(format!("{}/{}", p.id, s.id));
                 pages.extend(self.pages(&p.id, &s.id)?);
             }
         }
         for page in &pages {
-            let path = format!("{}.md", page.path());
-            let fm = &page.parsed.frontmatter;
-            if let Some(e) = &fm.error {
-                push(
-                    path.clone(),
-                    Severity::Error,
-                    format!("{e}; served with fallbacks"),
-                );
-            }
-            for w in &fm.warnings {
-                push(path.clone(), Severity::Warning, w.clone());
-            }
-            if std::str::from_utf8(&page.raw).is_err() {
-                push(
-                    path.clone(),
-                    Severity::Warning,
-                    "not valid UTF-8; invalid bytes are shown as U+FFFD".into(),
-                );
-            }
-            if fm.title.is_none() && fm.error.is_none() {
-                if page.parsed.title_from_heading {
-                    push(
-                        path.clone(),
-                        Severity::Warning,
-                        format!(
-                            "no `title` in frontmatter; using the heading `{}`",
-                            page.title()
-                        ),
-                    );
-                } else {
-                    push(
-                        path.clone(),
-                        Severity::Error,
-                        format!(
-                            "missing title: no `title` in frontmatter and no `# ` heading; using `{}`",
-                            page.id
-                        ),
-                    );
-                }
-            }
-            for r in &fm.references {
-                if !targets.contains(&r.target) {
-                    push(
-                        path.clone(),
-                        Severity::Error,
-                        format!(
-                            "reference target `{}` does not exist (expected `<project>/<subproject>`)",
-                            r.target
-                        ),
-                    );
-                }
-            }
+            check_page(page, &targets, &mut out);
         }
-        self.check_reports(&mut push)?;
+        self.check_reports(&mut out)?;
+        self.check_unreachable(Path::new(""), 0, &mut out)?;
         out.sort();
         Ok(out)
     }
 
-    fn check_reports(
-        &self,
-        push: &mut impl FnMut(String, Severity, String),
-    ) -> Result<(), ContentError> {
+    fn check_project_meta(&self, id: &str, error: Option<&str>, out: &mut Vec<Diagnostic>) {
+        let path = format!("{id}/{PROJECT_META}");
+        if let Some(e) = error {
+            let line = self.yaml_line(&path);
+            out.push(Diagnostic::at(
+                path,
+                line,
+                Severity::Error,
+                format!("{e}; the name falls back to `{id}`"),
+            ));
+        } else if !self.path().join(&path).is_file() {
+            out.push(Diagnostic::on(
+                id,
+                Severity::Warning,
+                format!("no {PROJECT_META}; the name falls back to `{id}`"),
+            ));
+        }
+    }
+
+    fn check_subproject_meta(&self, s: &Subproject, out: &mut Vec<Diagnostic>) {
+        let dir = format!("{}/{}", s.project, s.id);
+        let meta = format!("{dir}/{SUBPROJECT_META}");
+        if let Some(e) = &s.meta_error {
+            out.push(Diagnostic::at(
+                &meta,
+                self.yaml_line(&meta),
+                Severity::Error,
+                format!("{e}; name, description and schema_coverage fall back to defaults"),
+            ));
+        } else if !self.path().join(&meta).is_file() {
+            out.push(Diagnostic::on(
+                &dir,
+                Severity::Warning,
+                format!("no {SUBPROJECT_META}; schema_coverage is all false"),
+            ));
+        }
+        let text = self.text(&meta);
+        for w in &s.meta_warnings {
+            // Warnings name the key as `schema_coverage.<key>`: point at that key's line.
+            let key = w
+                .strip_prefix("schema_coverage.")
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("schema_coverage");
+            let line = line_of(&text, &format!("{key}:")).unwrap_or(1);
+            out.push(Diagnostic::at(&meta, line, Severity::Warning, w.clone()));
+        }
+        if s.doc_count == 0 {
+            out.push(Diagnostic::on(
+                dir,
+                Severity::Warning,
+                "subproject has no pages".into(),
+            ));
+        }
+    }
+
+    /// The line a YAML file's parse error is on (1 when the parser gives none).
+    fn yaml_line(&self, path: &str) -> usize {
+        yaml_error_line(&self.text(path)).unwrap_or(1)
+    }
+
+    /// A file's text, decoded lossily; empty when it cannot be read (the finding then points at line 1).
+    fn text(&self, path: &str) -> String {
+        std::fs::read(self.path().join(path))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
+    fn check_reports(&self, out: &mut Vec<Diagnostic>) -> Result<(), ContentError> {
         let dir = self.path().join(REPORTS_DIR);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return Ok(());
@@ -191,21 +186,211 @@ impl ContentRoot {
             let name = entry.file_name().to_string_lossy().into_owned();
             let path = format!("{REPORTS_DIR}/{name}");
             if !is_report_name(&name) {
-                push(
+                out.push(Diagnostic::on(
                     path,
                     Severity::Warning,
                     "ignored: report files are named YYYY-MM-DD.json".into(),
-                );
+                ));
                 continue;
             }
             let bytes =
                 std::fs::read(entry.path()).map_err(|e| ContentError::io(entry.path(), e))?;
             match serde_json::from_slice::<serde_json::Value>(&bytes) {
                 Ok(serde_json::Value::Object(_)) => {}
-                Ok(_) => push(path, Severity::Error, "not a JSON object".into()),
-                Err(e) => push(path, Severity::Error, format!("invalid JSON: {e}")),
+                Ok(_) => out.push(Diagnostic::at(
+                    path,
+                    1,
+                    Severity::Error,
+                    "not a JSON object".into(),
+                )),
+                Err(e) => out.push(Diagnostic::at(
+                    path,
+                    e.line().max(1),
+                    Severity::Error,
+                    format!("invalid JSON: {e}"),
+                )),
             }
         }
         Ok(())
+    }
+
+    /// Every `.md` file no route serves: outside `<project>/<subproject>/`, nested deeper, or
+    /// with a name the service skips. Hidden entries (`.git`) and symlinked folders are not entered.
+    fn check_unreachable(
+        &self,
+        rel: &Path,
+        depth: usize,
+        out: &mut Vec<Diagnostic>,
+    ) -> Result<(), ContentError> {
+        let dir = self.path().join(rel);
+        let entries = std::fs::read_dir(&dir).map_err(|e| ContentError::io(&dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| ContentError::io(&dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || (depth == 0 && name == REPORTS_DIR) {
+                continue;
+            }
+            let path = rel.join(&name);
+            let kind = entry
+                .file_type()
+                .map_err(|e| ContentError::io(entry.path(), e))?;
+            if kind.is_dir() {
+                self.check_unreachable(&path, depth + 1, out)?;
+                continue;
+            }
+            let Some(stem) = name.strip_suffix(".md") else {
+                continue;
+            };
+            let shown = path.to_string_lossy().replace('\\', "/");
+            if let Some(why) = unreachable_reason(&shown, stem, depth) {
+                out.push(Diagnostic::on(
+                    shown,
+                    Severity::Error,
+                    format!("page is unreachable: {why}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a `.md` file at `path` (`depth` folders deep) is served by no route, if it is not.
+fn unreachable_reason(path: &str, stem: &str, depth: usize) -> Option<&'static str> {
+    if path == "_master/index.md" {
+        return None;
+    }
+    let mut segments: Vec<&str> = path.split('/').collect();
+    segments.pop();
+    let bad_name = segments.iter().any(|s| !is_valid_id(s)) || !is_valid_id(stem);
+    match depth {
+        0 => Some("pages live in <project>/<subproject>/<page>.md, not at the content root"),
+        _ if bad_name => Some(
+            "names starting with `_` or `.`, or holding `:` or control characters, are never served",
+        ),
+        1 => Some("pages live in <project>/<subproject>/, not directly in a project folder"),
+        2 => None,
+        _ => Some("pages nested below <project>/<subproject>/ are never listed or served"),
+    }
+}
+
+fn check_page(page: &Page, targets: &BTreeSet<String>, out: &mut Vec<Diagnostic>) {
+    let path = format!("{}.md", page.path());
+    let fm = &page.parsed.frontmatter;
+    let text = String::from_utf8_lossy(&page.raw);
+    let mut push = |line: usize, severity, message: String| {
+        out.push(Diagnostic::at(&path, line, severity, message));
+    };
+    if !fm.present {
+        push(
+            1,
+            Severity::Error,
+            "missing frontmatter: start the page with a `---` block holding `title:` and `summary:`"
+                .into(),
+        );
+    }
+    if let Some(e) = &fm.error {
+        // The YAML starts on line 2, after the opening `---`.
+        let line = frontmatter_yaml(&text)
+            .and_then(yaml_error_line)
+            .map_or(1, |l| l + 1);
+        push(line, Severity::Error, format!("{e}; served with fallbacks"));
+    }
+    for w in &fm.warnings {
+        let line = line_of(&text, "references:").unwrap_or(1);
+        push(line, Severity::Warning, w.clone());
+    }
+    if std::str::from_utf8(&page.raw).is_err() {
+        push(
+            1,
+            Severity::Warning,
+            "not valid UTF-8; invalid bytes are shown as U+FFFD".into(),
+        );
+    }
+    if fm.title.is_none() && fm.error.is_none() {
+        if !page.parsed.title_from_heading {
+            push(
+                1,
+                Severity::Error,
+                format!(
+                    "missing title: no `title` in frontmatter and no `# ` heading; using `{}`",
+                    page.id
+                ),
+            );
+        } else if fm.present {
+            push(
+                1,
+                Severity::Warning,
+                format!(
+                    "no `title` in frontmatter; using the heading `{}`",
+                    page.title()
+                ),
+            );
+        }
+    }
+    for r in &fm.references {
+        if !targets.contains(&r.target) {
+            let line = line_of(&text, &r.target)
+                .or_else(|| line_of(&text, "references:"))
+                .unwrap_or(1);
+            push(
+                line,
+                Severity::Error,
+                format!(
+                    "reference target `{}` does not exist (expected `<project>/<subproject>`)",
+                    r.target
+                ),
+            );
+        }
+    }
+}
+
+/// The YAML between a page's opening `---` line and the next `---`/`...` line.
+fn frontmatter_yaml(text: &str) -> Option<&str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (first, rest) = text.split_once('\n')?;
+    if first.trim_end() != "---" {
+        return None;
+    }
+    let mut end = 0;
+    for line in rest.split_inclusive('\n') {
+        let trimmed = line.trim_end();
+        if trimmed == "---" || trimmed == "..." {
+            return Some(&rest[..end]);
+        }
+        end += line.len();
+    }
+    Some(rest)
+}
+
+/// The 1-based number of the first line containing `needle`.
+fn line_of(text: &str, needle: &str) -> Option<usize> {
+    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreachable_by_depth_and_name() {
+        assert!(unreachable_reason("notes.md", "notes", 0).is_some());
+        assert!(unreachable_reason("p/notes.md", "notes", 1).is_some());
+        assert!(unreachable_reason("p/s/page.md", "page", 2).is_none());
+        assert!(unreachable_reason("p/s/_draft.md", "_draft", 2).is_some());
+        assert!(unreachable_reason("p/_wip/page.md", "page", 2).is_some());
+        assert!(unreachable_reason("p/s/deeper/page.md", "page", 3).is_some());
+        assert!(unreachable_reason("_master/index.md", "index", 1).is_none());
+        assert!(unreachable_reason("_master/other.md", "other", 1).is_some());
+    }
+
+    #[test]
+    fn frontmatter_yaml_and_lines() {
+        let text = "---\ntitle: T\nreferences:\n  - a/b\n---\nbody a/b\n";
+        assert_eq!(
+            frontmatter_yaml(text),
+            Some("title: T\nreferences:\n  - a/b\n")
+        );
+        assert_eq!(line_of(text, "a/b"), Some(4));
+        assert_eq!(frontmatter_yaml("# no block\n"), None);
     }
 }

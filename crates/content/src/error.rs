@@ -46,8 +46,25 @@ pub enum ContentError {
         /// The build directory.
         path: PathBuf,
     },
-    /// Serialising a manifest failed (only possible on a bug).
-    #[error("cannot serialise JSON: {0}")]
+    /// The index was written by another version of dochub.
+    #[error(
+        "the search index has format {found}, this dochub reads {expected} (rebuild with `dochub build`)"
+    )]
+    IndexFormat {
+        /// The format found.
+        found: u32,
+        /// The format this code reads.
+        expected: u32,
+    },
+    /// An index file is not what its format says.
+    #[error("index file `{}` is damaged (rebuild with `dochub build`)", path.display())]
+    IndexDamaged {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Serialising a manifest failed (only possible on a bug), or a prebuilt JSON file could
+    /// not be read.
+    #[error("cannot read or write JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
 

@@ -23,6 +23,9 @@ pub struct Response {
     pub headers: Vec<(&'static str, String)>,
     /// Body (empty for `HEAD` and redirects).
     pub body: Vec<u8>,
+    /// Something the operator should hear about (e.g. a stale index); the component logs it,
+    /// the client never sees it.
+    pub warning: Option<String>,
 }
 
 impl Response {
@@ -32,6 +35,7 @@ impl Response {
             status,
             headers: vec![("content-type", content_type.to_owned())],
             body,
+            warning: None,
         }
     }
 
@@ -49,12 +53,21 @@ impl Response {
             status,
             headers: vec![("location", location)],
             body: Vec::new(),
+            warning: None,
         }
     }
 
     /// Adds a header.
     pub fn with_header(mut self, name: &'static str, value: &str) -> Response {
         self.headers.push((name, value.to_owned()));
+        self
+    }
+
+    /// Attaches a warning for the log (keeps an earlier one when `warning` is `None`).
+    pub fn with_warning(mut self, warning: Option<String>) -> Response {
+        if warning.is_some() {
+            self.warning = warning;
+        }
         self
     }
 

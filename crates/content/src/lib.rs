@@ -33,9 +33,12 @@
 pub mod api;
 pub mod auth;
 mod check;
+#[cfg(any(test, feature = "corpus"))]
+pub mod corpus;
 mod error;
 mod frontmatter;
 pub mod http;
+pub mod index;
 mod manifest;
 pub mod prebuilt;
 mod report;
@@ -58,5 +61,5 @@ pub use search::{
 pub use segment::{MAX_ID_BYTES, is_valid_id};
 pub use tree::{
     ContentRoot, PROJECT_META, Page, Project, REPORTS_DIR, SUBPROJECT_META, SchemaCoverage,
-    Subproject,
+    SidebarProject, Subproject,
 };

@@ -7,6 +7,7 @@
 //! build/manifest.json                          GET /api/manifest
 //! build/manifest/<project>.json                GET /api/manifest/<project>
 //! build/manifest/<project>/<subproject>.json   GET /api/manifest/<project>/<subproject>
+//! build/index/                                 the search and navigation index (crate::index)
 //! ```
 
 use std::collections::BTreeSet;
@@ -17,6 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::ContentError;
+use crate::index::{Index, IndexSummary, write_index};
 use crate::segment::is_valid_id;
 use crate::tree::{ContentRoot, read_file};
 
@@ -39,6 +41,8 @@ pub struct BuildSummary {
     pub subprojects: usize,
     /// Pages counted in the master manifest.
     pub documents: usize,
+    /// The search and navigation index.
+    pub index: IndexSummary,
 }
 
 /// Writes every manifest of `root` into `out` (created if needed) and removes
@@ -53,11 +57,8 @@ pub fn write_build(
     let master = root.master_manifest(generated_at)?;
     let dir = out.join(MANIFEST_DIR);
     let mut written = BTreeSet::new();
-    let mut summary = BuildSummary {
-        projects: 0,
-        subprojects: 0,
-        documents: master.total_documents,
-    };
+    let mut projects = 0;
+    let mut subprojects = 0;
     for p in &master.projects {
         if let Some(manifest) = root.project_manifest(&p.id)? {
             let pdir = dir.join(&p.id);
@@ -66,20 +67,26 @@ pub fn write_build(
                 &dir.join(format!("{}.json", p.id)),
                 &to_json(&manifest)?,
             )?);
-            summary.projects += 1;
+            projects += 1;
             for s in &manifest.subprojects {
                 if let Some(sm) = root.subproject_manifest(&p.id, &s.id)? {
                     written.insert(write(&pdir.join(format!("{}.json", s.id)), &to_json(&sm)?)?);
-                    summary.subprojects += 1;
+                    subprojects += 1;
                 }
             }
         }
     }
     fs::create_dir_all(&dir).map_err(|e| ContentError::io(&dir, e))?;
     remove_stale(&dir, &written)?;
+    let index = write_index(root, out)?;
     // The master goes last: its presence marks a complete build.
     write(&out.join(MASTER_FILE), &to_json(&master)?)?;
-    Ok(summary)
+    Ok(BuildSummary {
+        projects,
+        subprojects,
+        documents: master.total_documents,
+        index,
+    })
 }
 
 /// Deletes files under `dir` not in `keep`, then directories left empty.
@@ -110,6 +117,63 @@ fn remove_stale(dir: &Path, keep: &BTreeSet<PathBuf>) -> Result<(), ContentError
 fn write(path: &Path, bytes: &[u8]) -> Result<PathBuf, ContentError> {
     fs::write(path, bytes).map_err(|e| ContentError::io(path, e))?;
     Ok(path.to_path_buf())
+}
+
+/// Where answers may come from, as the components' `SERVE_PREBUILT` and `BUILD_DIR` say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildMode {
+    /// `SERVE_PREBUILT` is `0` or `false`: every answer scans the content tree.
+    Off,
+    /// The default: answers come from the build directory's index and manifests when they
+    /// are there and match the content, else from the content tree.
+    Auto(PathBuf),
+    /// `SERVE_PREBUILT` set to anything else: as `Auto`, but a missing build is an error
+    /// naming the folder rather than a quiet fallback.
+    Required(PathBuf),
+}
+
+impl BuildMode {
+    /// Reads the two settings (unset and blank are the same); `BUILD_DIR` defaults to `/build`.
+    ///
+    /// ```
+    /// use dochub_content::prebuilt::BuildMode;
+    /// assert_eq!(BuildMode::from_settings(None, None), BuildMode::Auto("/build".into()));
+    /// assert_eq!(BuildMode::from_settings(Some("false"), None), BuildMode::Off);
+    /// assert_eq!(BuildMode::from_settings(Some("1"), Some("/b")), BuildMode::Required("/b".into()));
+    /// ```
+    pub fn from_settings(serve_prebuilt: Option<&str>, build_dir: Option<&str>) -> BuildMode {
+        let dir = PathBuf::from(
+            build_dir
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .unwrap_or("/build"),
+        );
+        match serve_prebuilt.map(str::trim) {
+            None | Some("") => BuildMode::Auto(dir),
+            Some("0" | "false") => BuildMode::Off,
+            Some(_) => BuildMode::Required(dir),
+        }
+    }
+
+    /// Opens the index for one request: the index (if it can be used) and a warning to log
+    /// when a build is there but cannot be used. A missing build is an error only when
+    /// `Required`.
+    pub fn open_index(&self) -> Result<(Option<Index>, Option<String>), ContentError> {
+        let (dir, required) = match self {
+            BuildMode::Off => return Ok((None, None)),
+            BuildMode::Auto(dir) => (dir, false),
+            BuildMode::Required(dir) => (dir, true),
+        };
+        if required {
+            Prebuilt::open(dir)?;
+        }
+        match Index::open(dir) {
+            Ok(index) => Ok((Some(index), None)),
+            Err(ContentError::PrebuiltMissing { .. }) if !required => Ok((None, None)),
+            Err(e @ ContentError::PrebuiltMissing { .. }) => Err(e),
+            Err(e) => Ok((None, Some(format!("not using the prebuilt index: {e}")))),
+        }
+    }
 }
 
 /// A prebuilt build directory, opened for serving.

@@ -59,6 +59,44 @@ fn fold_char(c: char, out: &mut String) {
     }
 }
 
+/// The whole text folded as [`Query::find`] folds it: a query matches a text exactly when
+/// the folded query is a substring of the folded text (the prebuilt index relies on it).
+pub(crate) fn fold(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        fold_char(c, &mut out);
+    }
+    out
+}
+
+/// The text a page is searched in: its bytes decoded lossily, without a leading BOM.
+pub(crate) fn searchable(raw: &[u8]) -> std::borrow::Cow<'_, str> {
+    match String::from_utf8_lossy(raw) {
+        std::borrow::Cow::Borrowed(s) => {
+            std::borrow::Cow::Borrowed(s.strip_prefix('\u{feff}').unwrap_or(s))
+        }
+        std::borrow::Cow::Owned(s) => match s.strip_prefix('\u{feff}') {
+            Some(rest) => std::borrow::Cow::Owned(rest.to_owned()),
+            None => std::borrow::Cow::Owned(s),
+        },
+    }
+}
+
+/// The hit for one page, when `q` matches its text: the one definition of what a result is,
+/// shared by the live scan and the prebuilt index.
+pub(crate) fn page_hit(q: &Query, path: String, id: &str, raw: &[u8]) -> Option<SearchHit> {
+    let text = searchable(raw);
+    let (start, end) = q.find(&text)?;
+    Some(SearchHit {
+        path,
+        title: parse_page(id, raw).title,
+        excerpt: excerpt(&text, start, end),
+    })
+}
+
 impl Query {
     /// Prepares a query: trims it and checks the [`MIN_QUERY_CHARS`] minimum.
     pub fn new(query: &str) -> Result<Query, ContentError> {
@@ -72,6 +110,11 @@ impl Query {
         }
         let finder = Finder::new(folded.as_bytes()).into_owned();
         Ok(Query { folded, finder })
+    }
+
+    /// The trimmed query, case-folded.
+    pub(crate) fn folded(&self) -> &str {
+        &self.folded
     }
 
     /// Byte range in `text` of the first case-insensitive match.
@@ -146,14 +189,8 @@ impl ContentRoot {
             let Some(raw) = self.raw(&p, &s, &id)? else {
                 continue;
             };
-            let text = String::from_utf8_lossy(&raw);
-            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            if let Some((start, end)) = q.find(text) {
-                results.push(SearchHit {
-                    path: format!("{p}/{s}/{id}"),
-                    title: parse_page(&id, &raw).title,
-                    excerpt: excerpt(text, start, end),
-                });
+            if let Some(hit) = page_hit(&q, format!("{p}/{s}/{id}"), &id, &raw) {
+                results.push(hit);
                 if results.len() == MAX_RESULTS {
                     break;
                 }

@@ -148,6 +148,17 @@ impl Page {
     }
 }
 
+/// A project as the docs sidebar lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SidebarProject {
+    /// Folder name.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Its subprojects' ids and display names, sorted by id.
+    pub subprojects: Vec<(String, String)>,
+}
+
 /// Meta from `_project.yaml` / `_subproject.yaml`.
 struct Meta {
     value: serde_json::Value,
@@ -329,6 +340,34 @@ impl ContentRoot {
         Ok(out)
     }
 
+    /// Every project with the names of its subprojects, reading only the `_project.yaml` and
+    /// `_subproject.yaml` files and the project folders: what the docs sidebar shows, without
+    /// listing any subproject's pages (a page costs its own subproject, not the whole tree).
+    pub fn sidebar(&self) -> Result<Vec<SidebarProject>, ContentError> {
+        let mut out = Vec::new();
+        for id in list(&self.root, Kind::Dir)? {
+            if id == REPORTS_DIR {
+                continue;
+            }
+            let dir = self.root.join(&id);
+            let meta = read_meta(&dir.join(PROJECT_META))?;
+            let mut subs = Vec::new();
+            for s in list(&dir, Kind::Dir)? {
+                let meta = read_meta(&dir.join(&s).join(SUBPROJECT_META))?;
+                subs.push((
+                    str_field(&meta.value, "name").unwrap_or_else(|| s.clone()),
+                    s,
+                ));
+            }
+            out.push(SidebarProject {
+                name: str_field(&meta.value, "name").unwrap_or_else(|| id.clone()),
+                id,
+                subprojects: subs.into_iter().map(|(n, s)| (s, n)).collect(),
+            });
+        }
+        Ok(out)
+    }
+
     fn is_project(&self, id: &str) -> Result<bool, ContentError> {
         if !is_valid_id(id) || id == REPORTS_DIR {
             return Ok(false);
@@ -391,13 +430,13 @@ impl ContentRoot {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Dir,
     Page,
 }
 
 /// Sorted names of valid entries of one kind (`Page`: ids of `*.md` files).
-fn list(dir: &Path, kind: Kind) -> Result<Vec<String>, ContentError> {
+pub(crate) fn list(dir: &Path, kind: Kind) -> Result<Vec<String>, ContentError> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),

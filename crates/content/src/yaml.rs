@@ -19,3 +19,12 @@ pub(crate) fn str_field(map: &serde_json::Value, key: &str) -> Option<String> {
     };
     (!s.is_empty()).then_some(s)
 }
+
+/// The 1-based line of the first YAML syntax error in `text`, if there is one and the
+/// parser can tell where (for `dochub check`'s `file:line` output).
+pub(crate) fn yaml_error_line(text: &str) -> Option<usize> {
+    serde_yaml::from_str::<serde_json::Value>(text)
+        .err()?
+        .location()
+        .map(|l| l.line())
+}

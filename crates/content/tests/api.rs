@@ -8,11 +8,12 @@ use dochub_content::api::{
     health_response, query_param, route,
 };
 use dochub_content::auth::{AuthConfig, token_digest};
+use dochub_content::prebuilt::{BuildMode, write_build};
 
 fn config(environment: &str, tokens: &str) -> ApiConfig {
     ApiConfig {
         content_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/basic"),
-        prebuilt_dir: None,
+        build: BuildMode::Off,
         auth: AuthConfig::new(environment, tokens),
     }
 }
@@ -158,21 +159,89 @@ fn production_gate() {
 #[test]
 fn prebuilt_and_missing_roots() {
     let mut c = config("development", "");
+    let content = c.content_dir.clone();
     c.content_dir = "/no/such/root".into();
     let res = get(&c, "/manifest", "", None);
     assert_eq!(res.status, 500);
     assert!(error_of(&res).contains("`/no/such/root` does not exist"));
+    // SERVE_PREBUILT=1 with nothing built: a 500 that says how to build.
+    c.content_dir = content;
     let build = tempfile::tempdir().unwrap();
-    c.prebuilt_dir = Some(build.path().to_path_buf());
+    c.build = BuildMode::Required(build.path().to_path_buf());
     let res = get(&c, "/manifest/alpha", "", None);
     assert_eq!(res.status, 500);
     assert!(error_of(&res).contains("has no manifest.json"));
-    let root = dochub_content::ContentRoot::open(config("x", "").content_dir).unwrap();
-    dochub_content::prebuilt::write_build(&root, build.path(), Utc::now()).unwrap();
-    // Manifests now come from the build even though the content root is gone.
-    assert_eq!(get(&c, "/manifest/alpha", "", None).status, 200);
-    assert_eq!(get(&c, "/manifest/alpha/nope", "", None).status, 404);
-    assert_eq!(get(&c, "/raw/alpha/guide/install", "", None).status, 500);
+    // The default with nothing built answers from the tree, without a warning.
+    c.build = BuildMode::Auto(build.path().to_path_buf());
+    let res = get(&c, "/manifest/alpha", "", None);
+    assert_eq!((res.status, res.warning.clone()), (200, None));
+    let root = dochub_content::ContentRoot::open(&c.content_dir).unwrap();
+    write_build(&root, build.path(), Utc::now()).unwrap();
+    for mode in [
+        BuildMode::Auto(build.path().to_path_buf()),
+        BuildMode::Required(build.path().to_path_buf()),
+    ] {
+        c.build = mode;
+        let res = get(&c, "/manifest/alpha", "", None);
+        assert_eq!((res.status, res.warning.clone()), (200, None));
+        assert_eq!(get(&c, "/manifest/alpha/nope", "", None).status, 404);
+        assert_eq!(get(&c, "/manifest/nope", "", None).status, 404);
+        assert_eq!(get(&c, "/raw/alpha/guide/install", "", None).status, 200);
+        assert_eq!(get(&c, "/search", "q=x", None).status, 400);
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn answers_from_the_build_match_the_tree_until_it_changes() {
+    let content = tempfile::tempdir().unwrap();
+    copy_tree(&config("x", "").content_dir, content.path());
+    let build = tempfile::tempdir().unwrap();
+    let root = dochub_content::ContentRoot::open(content.path()).unwrap();
+    write_build(&root, build.path(), Utc::now()).unwrap();
+    let mut live = config("development", "");
+    live.content_dir = content.path().to_path_buf();
+    let mut pre = live.clone();
+    pre.build = BuildMode::Auto(build.path().to_path_buf());
+    for (path, query) in [
+        ("/manifest/alpha", ""),
+        ("/manifest/alpha/guide", ""),
+        ("/search", "q=zebra"),
+        ("/search", "q=in"),
+        ("/search", "q=ALPHA"),
+    ] {
+        let (l, p) = (get(&live, path, query, None), get(&pre, path, query, None));
+        assert_eq!((l.status, &l.body), (p.status, &p.body), "{path}?{query}");
+        assert_eq!(p.warning, None, "{path}?{query}");
+    }
+    // A new page: the build no longer matches, the answer comes from the tree, and says why.
+    std::fs::write(
+        content.path().join("alpha/guide/new-page.md"),
+        "# New\n\nA zebra crossing.\n",
+    )
+    .unwrap();
+    let res = get(&pre, "/search", "q=zebra", None);
+    let warning = res.warning.clone().expect("a warning for the log");
+    assert!(warning.contains("alpha/guide"), "{warning}");
+    assert_eq!(res.body, get(&live, "/search", "q=zebra", None).body);
+    assert!(String::from_utf8_lossy(&res.body).contains("alpha/guide/new-page"));
+    let res = get(&pre, "/manifest/alpha/guide", "", None);
+    assert!(res.warning.is_some());
+    assert!(String::from_utf8_lossy(&res.body).contains("new-page"));
+    // Another project's manifest does not depend on that folder: still from the build.
+    assert_eq!(get(&pre, "/manifest/beta", "", None).warning, None);
 }
 
 #[test]

@@ -381,33 +381,41 @@ fn open_errors_name_the_problem() {
 #[test]
 fn check_reports_problems_with_paths() {
     let diags = basic().check().unwrap();
-    let errors: Vec<(String, String)> = diags
+    let errors: Vec<(String, Option<usize>, String)> = diags
         .iter()
         .filter(|d| d.severity == Severity::Error)
-        .map(|d| (d.path.clone(), d.message.clone()))
+        .map(|d| (d.path.clone(), d.line, d.message.clone()))
         .collect();
-    let paths: Vec<&str> = errors.iter().map(|(p, _)| p.as_str()).collect();
+    let places: Vec<(&str, Option<usize>)> =
+        errors.iter().map(|(p, l, _)| (p.as_str(), *l)).collect();
     assert_eq!(
-        paths,
+        places,
         [
-            "alpha/guide/broken-yaml.md",
-            "alpha/guide/empty.md",
-            "alpha/reference/_subproject.yaml"
+            ("README.md", None),
+            ("_private/secret.md", None),
+            ("alpha/guide/_draft.md", None),
+            ("alpha/guide/broken-yaml.md", Some(3)),
+            ("alpha/guide/deep/nested/page.md", None),
+            ("alpha/guide/empty.md", Some(1)),
+            ("alpha/guide/empty.md", Some(1)),
+            ("alpha/guide/no-frontmatter.md", Some(1)),
+            ("alpha/reference/_subproject.yaml", Some(2)),
         ]
     );
-    assert!(errors[0].1.starts_with("invalid YAML in frontmatter"));
-    assert!(errors[1].1.starts_with("missing title"));
+    assert!(errors[0].2.starts_with("page is unreachable"));
+    assert!(errors[3].2.starts_with("invalid YAML in frontmatter"));
+    assert!(errors[5].2.starts_with("missing frontmatter"));
+    assert!(errors[6].2.starts_with("missing title"));
     let warned: Vec<String> = diags
         .iter()
         .filter(|d| d.severity == Severity::Warning)
         .map(|d| d.to_string())
         .collect();
     for expected in [
-        "warning: alpha/guide/latin1.md: not valid UTF-8",
-        "warning: alpha/guide/no-frontmatter.md: no `title` in frontmatter; using the heading `Heading Title`",
-        "warning: beta: no _project.yaml",
-        "warning: empty-project: project has no subprojects",
-        "warning: reports/zz-latest.json: ignored",
+        "alpha/guide/latin1.md:1: warning: not valid UTF-8",
+        "beta: warning: no _project.yaml",
+        "empty-project: warning: project has no subprojects",
+        "reports/zz-latest.json: warning: ignored",
     ] {
         assert!(
             warned.iter().any(|w| w.starts_with(expected)),
@@ -435,11 +443,11 @@ fn check_reports_problems_with_paths() {
     assert_eq!(
         d,
         [
-            "warning: p/s/_subproject.yaml: schema_coverage.colour is not one of purpose, architecture, variables, api_endpoints, handshakes, data_model, dependencies, status; ignored",
-            "warning: p/s/_subproject.yaml: schema_coverage.purpose is not true or false; read as false",
-            "error: p/s/a.md: reference target `p/missing` does not exist (expected `<project>/<subproject>`)",
-            "error: p/s/a.md: reference target `q/s` does not exist (expected `<project>/<subproject>`)",
-            "error: reports/2025-01-01.json: invalid JSON: key must be a string at line 1 column 2",
+            "p/s/_subproject.yaml:3: warning: schema_coverage.purpose is not true or false; read as false",
+            "p/s/_subproject.yaml:4: warning: schema_coverage.colour is not one of purpose, architecture, variables, api_endpoints, handshakes, data_model, dependencies, status; ignored",
+            "p/s/a.md:5: error: reference target `p/missing` does not exist (expected `<project>/<subproject>`)",
+            "p/s/a.md:6: error: reference target `q/s` does not exist (expected `<project>/<subproject>`)",
+            "reports/2025-01-01.json:1: error: invalid JSON: key must be a string at line 1 column 2",
         ]
     );
 }

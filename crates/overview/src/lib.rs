@@ -7,12 +7,17 @@
 //! assert_eq!(find("architecture").map(|o| o.title), Some("System Architecture"));
 //! assert_eq!(OVERVIEWS.len(), 3);
 //!
-//! let config = Config::open("/content"); // development: no token needed
+//! // The repository's bundled content; development: no token needed.
+//! let config = Config::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../../content"));
 //! let reply = respond(&config, "GET", "/", None);
 //! assert_eq!((reply.status, reply.header("location")), (302, Some("/overview/")));
 //!
 //! let landing = respond(&config, "GET", "/overview/", None);
 //! assert!(String::from_utf8(landing.body).unwrap().contains("href=\"/overview/architecture\""));
+//!
+//! // A docs tree without `_overviews/` has a landing page that says so.
+//! let plain = respond(&Config::open("/no/overviews/here"), "GET", "/overview/", None);
+//! assert!(String::from_utf8(plain.body).unwrap().contains("There are no overview pages yet"));
 //! ```
 #![deny(missing_docs)]
 

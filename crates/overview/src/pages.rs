@@ -3,7 +3,9 @@
 use askama::Template;
 use thiserror::Error;
 
-use crate::registry::{OVERVIEWS, Overview};
+#[cfg(test)]
+use crate::registry::OVERVIEWS;
+use crate::registry::Overview;
 
 /// A page could not be rendered (askama reports only formatter failures).
 #[derive(Debug, Error)]
@@ -30,17 +32,16 @@ struct ErrorPage<'a> {
     message: &'a str,
 }
 
-/// The hub landing page at `/overview/`: the three tiers and a card per registered overview,
-/// plus cards to `/docs/`, `/api/manifest` and `/api/health`. Self-contained HTML.
-pub fn landing_page() -> Result<String, RenderError> {
-    Landing {
-        overviews: OVERVIEWS,
-    }
-    .render()
-    .map_err(|source| RenderError {
-        page: "landing",
-        source,
-    })
+/// The hub landing page at `/overview/`: the three tiers and a card per overview in
+/// `overviews` (those whose file exists), or a line saying there are none yet, plus cards to
+/// `/docs/`, `/api/manifest` and `/api/health`. Self-contained HTML.
+pub fn landing_page(overviews: &[Overview]) -> Result<String, RenderError> {
+    Landing { overviews }
+        .render()
+        .map_err(|source| RenderError {
+            page: "landing",
+            source,
+        })
 }
 
 /// An error page in the landing page's style; `title` and `message` are escaped.
@@ -63,7 +64,7 @@ mod tests {
 
     #[test]
     fn landing_links_every_overview_docs_and_api() {
-        let html = landing_page().unwrap();
+        let html = landing_page(OVERVIEWS).unwrap();
         assert!(html.starts_with("<!doctype html>"), "{}", &html[..40]);
         for o in OVERVIEWS {
             assert!(
@@ -82,6 +83,14 @@ mod tests {
             assert!(html.contains(tier), "{tier}");
         }
         assert!(!html.contains("http://") && !html.contains("https://"));
+    }
+
+    #[test]
+    fn landing_without_overviews_says_so() {
+        let html = landing_page(&[]).unwrap();
+        assert!(html.contains("There are no overview pages yet"), "{html}");
+        assert!(!html.contains("class=\"card t1\""), "no overview cards");
+        assert!(html.contains("href=\"/docs/\""));
     }
 
     #[test]

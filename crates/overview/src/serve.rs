@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use dochub_content::auth::{AuthConfig, BASIC_CHALLENGE};
 
 use crate::pages::{error_page, landing_page};
-use crate::registry::{find, validate_id};
+use crate::registry::{OVERVIEWS, Overview, find, validate_id};
 
 /// Where `/` sends the browser.
 pub const LANDING_PATH: &str = "/overview/";
@@ -129,7 +129,7 @@ pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<
             r.headers.push(("location", LANDING_PATH.to_owned()));
             r
         }
-        "/overview" | "/overview/" => match landing_page() {
+        "/overview" | "/overview/" => match landing_page(&available(&config.content_dir)) {
             Ok(page) => Reply::html(200, page.into_bytes()),
             Err(e) => Reply::internal_error(e.to_string()),
         },
@@ -144,15 +144,29 @@ pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<
     reply
 }
 
+/// The registered overviews whose file is there: a plain docs tree has none, and its landing
+/// page says so instead of linking to pages that would be 404s.
+fn available(content_dir: &Path) -> Vec<Overview> {
+    OVERVIEWS
+        .iter()
+        .filter(|o| file_of(content_dir, o).is_file())
+        .copied()
+        .collect()
+}
+
+fn file_of(content_dir: &Path, o: &Overview) -> PathBuf {
+    content_dir
+        .join("_overviews")
+        .join(format!("{}.html", o.id))
+}
+
 fn overview(id: &str, content_dir: &Path) -> Reply {
     // Validation comes first so that nothing from the request reaches a path unless it is a
     // plain slug; lookup then limits it to registered ids.
     let Some(entry) = validate_id(id).ok().and_then(|()| find(id)) else {
         return not_found();
     };
-    let file = content_dir
-        .join("_overviews")
-        .join(format!("{}.html", entry.id));
+    let file = file_of(content_dir, entry);
     match std::fs::read(&file) {
         Ok(bytes) => Reply::html(200, bytes),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::IsADirectory) => not_found(),
@@ -196,12 +210,26 @@ mod tests {
 
     #[test]
     fn landing_page_with_and_without_slash() {
+        let dir = content_with(&[("architecture.html", b"x")]);
         for path in ["/overview", "/overview/"] {
-            let r = get(Path::new("/nonexistent"), path);
+            let r = get(dir.path(), path);
             assert_eq!(r.status, 200, "{path}");
             assert_eq!(r.header("content-type"), Some(HTML));
             let body = String::from_utf8(r.body).unwrap();
             assert!(body.contains("href=\"/overview/architecture\""));
+            // A registered overview without its file gets no card.
+            assert!(!body.contains("href=\"/overview/content-pipeline\""));
+        }
+    }
+
+    #[test]
+    fn landing_page_of_a_tree_without_overviews_says_there_are_none() {
+        let empty = content_with(&[]);
+        for dir in [Path::new("/nonexistent"), empty.path()] {
+            let r = get(dir, "/overview/");
+            assert_eq!(r.status, 200);
+            let body = String::from_utf8(r.body).unwrap();
+            assert!(body.contains("There are no overview pages yet"), "{body}");
         }
     }
 

@@ -55,6 +55,7 @@ fn main() -> std::io::Result<()> {
     std::fs::write(content.path().join("p/s/other.md"), "# Other\n")?;
     let config = SiteConfig {
         content_dir: content.path().to_path_buf(),
+        build: dochub_content::prebuilt::BuildMode::Off,
         auth: AuthConfig::new("development", ""),
     };
     let request = |query| SiteRequest {

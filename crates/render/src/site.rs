@@ -22,7 +22,12 @@
 //! ```
 //! use dochub_content::auth::AuthConfig;
 //! use dochub_render::site::{SiteConfig, SiteRequest, handle};
-//! let config = SiteConfig { content_dir: "/no/such/dir".into(), auth: AuthConfig::new("development", "") };
+//! use dochub_content::prebuilt::BuildMode;
+//! let config = SiteConfig {
+//!     content_dir: "/no/such/dir".into(),
+//!     build: BuildMode::Off,
+//!     auth: AuthConfig::new("development", ""),
+//! };
 //! let req = SiteRequest { method: "GET", path: "", query: "", authorization: None };
 //! let res = handle(&config, &req);
 //! assert_eq!((res.status, res.header("location")), (301, Some("/docs/")));
@@ -32,8 +37,10 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use dochub_content::auth::{AuthConfig, BASIC_CHALLENGE};
+use dochub_content::index::{Index, Indexed, IndexedPage, Scope};
+use dochub_content::prebuilt::BuildMode;
 use dochub_content::{
-    ContentError, ContentRoot, MAX_RESULTS, MIN_QUERY_CHARS, Page, encode_segment,
+    ContentError, ContentRoot, MAX_RESULTS, MIN_QUERY_CHARS, Page, SidebarProject, encode_segment,
 };
 use percent_encoding::percent_decode_str;
 
@@ -61,6 +68,8 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe
 pub struct SiteConfig {
     /// The content root (`CONTENT_DIR`).
     pub content_dir: PathBuf,
+    /// Whether and where the prebuilt index is read (`SERVE_PREBUILT`, `BUILD_DIR`).
+    pub build: BuildMode,
     /// Who may read the docs.
     pub auth: AuthConfig,
 }
@@ -227,6 +236,9 @@ enum SiteError {
     Content(#[from] ContentError),
     #[error(transparent)]
     Layout(#[from] LayoutError),
+    /// The index no longer matches the content; the request is answered again from the tree.
+    #[error("{0}")]
+    Stale(String),
 }
 
 /// `location` with the request's query string kept.
@@ -247,7 +259,57 @@ fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, S
         ));
     }
     let root = ContentRoot::open(&config.content_dir)?;
-    let site = Site { root: &root };
+    let (index, mut warning) = config.build.open_index()?;
+    let index = match index {
+        Some(index) => match index.check(&root, scope(&route))? {
+            None => Some(index),
+            Some(reason) => {
+                warning = Some(reason);
+                None
+            }
+        },
+        None => None,
+    };
+    let site = Site {
+        root: &root,
+        index: index.as_ref(),
+    };
+    let res = match serve(&site, route.clone(), req) {
+        Err(SiteError::Stale(reason)) => {
+            warning = Some(reason);
+            let live = Site {
+                root: &root,
+                index: None,
+            };
+            serve(&live, route, req)
+        }
+        other => other,
+    }?;
+    Ok(res.with_warning(warning.map(|w| format!("answering from the content tree: {w}"))))
+}
+
+/// The folders a route's answer depends on, checked against the index before it is used.
+fn scope(route: &Route) -> Scope<'_> {
+    match route {
+        // The home page's cards count every subproject's pages.
+        Route::Home => Scope::Everything,
+        Route::Project { project, .. } => Scope::Project(project),
+        Route::Subproject {
+            project,
+            subproject,
+            ..
+        }
+        | Route::Page {
+            project,
+            subproject,
+            ..
+        } => Scope::Subproject(project, subproject),
+        // Search checks every folder itself.
+        Route::Search | Route::Bare | Route::NotFound => Scope::Outline,
+    }
+}
+
+fn serve(site: &Site<'_>, route: Route, req: &SiteRequest<'_>) -> Result<SiteResponse, SiteError> {
     match route {
         Route::Home => site.home(),
         Route::Search => {
@@ -259,7 +321,7 @@ fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, S
         }
         Route::Project { project, slash } => {
             if !slash {
-                return Ok(match root.project(&project)? {
+                return Ok(match site.project_info(&project)? {
                     Some(_) => {
                         SiteResponse::redirect(301, with_query(project_href(&project), req.query))
                     }
@@ -274,7 +336,7 @@ fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, S
             slash,
         } => {
             if !slash {
-                return Ok(match root.subproject(&project, &subproject)? {
+                return Ok(match site.place(&project, &subproject)? {
                     Some(_) => SiteResponse::redirect(
                         301,
                         with_query(subproject_href(&project, &subproject), req.query),
@@ -292,6 +354,7 @@ fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, S
             page,
             slash,
         } => {
+            let root = site.root;
             let stem = page.strip_suffix(".md").filter(|s| !s.is_empty());
             if slash || stem.is_some() {
                 // `/p/s/page/` and `/p/s/page.md` name the page `page` when it exists.
@@ -323,9 +386,38 @@ fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, S
     }
 }
 
-/// One request's view of the content tree.
+/// One request's view of the content: the prebuilt index when it is current for the
+/// request, else the tree itself.
 struct Site<'a> {
     root: &'a ContentRoot,
+    index: Option<&'a Index>,
+}
+
+/// What a project card and the sidebar need of a project.
+struct ProjectInfo {
+    id: String,
+    name: String,
+    description: String,
+    subproject_count: usize,
+    doc_count: usize,
+}
+
+/// What a subproject card needs.
+struct SubprojectInfo {
+    id: String,
+    name: String,
+    description: String,
+    doc_count: usize,
+}
+
+/// A page of the current subproject: its listing data, and the page itself when the live
+/// tree had to read it to list it.
+struct PageInfo {
+    id: String,
+    title: String,
+    summary: String,
+    indexed: Option<IndexedPage>,
+    page: Option<Page>,
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -338,31 +430,167 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 impl Site<'_> {
     /// Every project and its subprojects; the pages of `open` (project, subproject) too.
-    fn nav(&self, open: Option<(&str, &str, &[Page])>) -> Result<Nav, ContentError> {
-        let mut projects = Vec::new();
-        for p in self.root.projects()? {
-            let subprojects = self
-                .root
-                .subprojects(&p.id)?
-                .unwrap_or_default()
-                .into_iter()
-                .map(|s| {
-                    let pages = match open {
-                        Some((op, os, pages)) if op == p.id && os == s.id => sidebar_pages(pages),
-                        _ => Vec::new(),
-                    };
-                    NavSubproject {
-                        subproject: Named::new(s.id, s.name),
-                        pages,
-                    }
+    fn nav(&self, open: Option<(&str, &str, &[PageInfo])>) -> Result<Nav, ContentError> {
+        let outline: Vec<SidebarProject> = match self.index {
+            Some(index) => index
+                .projects()
+                .iter()
+                .map(|p| SidebarProject {
+                    id: p.id.clone(),
+                    name: p.name.clone(),
+                    subprojects: p
+                        .subprojects
+                        .iter()
+                        .map(|s| (s.id.clone(), s.name.clone()))
+                        .collect(),
                 })
-                .collect();
-            projects.push(NavProject {
-                project: Named::new(p.id, p.name),
-                subprojects,
-            });
-        }
+                .collect(),
+            None => self.root.sidebar()?,
+        };
+        let projects = outline
+            .into_iter()
+            .map(|p| {
+                let subprojects = p
+                    .subprojects
+                    .into_iter()
+                    .map(|(sid, sname)| {
+                        let pages = match open {
+                            Some((op, os, pages)) if op == p.id && os == sid => {
+                                sidebar_pages(pages)
+                            }
+                            _ => Vec::new(),
+                        };
+                        NavSubproject {
+                            subproject: Named::new(sid, sname),
+                            pages,
+                        }
+                    })
+                    .collect();
+                NavProject {
+                    project: Named::new(p.id, p.name),
+                    subprojects,
+                }
+            })
+            .collect();
         Ok(Nav { projects })
+    }
+
+    fn projects_info(&self) -> Result<Vec<ProjectInfo>, ContentError> {
+        Ok(match self.index {
+            Some(index) => index
+                .projects()
+                .iter()
+                .map(|p| ProjectInfo {
+                    id: p.id.clone(),
+                    name: p.name.clone(),
+                    description: p.description.clone(),
+                    subproject_count: p.subprojects.len(),
+                    doc_count: p.doc_count,
+                })
+                .collect(),
+            None => self
+                .root
+                .projects()?
+                .into_iter()
+                .map(|p| ProjectInfo {
+                    id: p.id,
+                    name: p.name,
+                    description: p.description,
+                    subproject_count: p.subproject_count,
+                    doc_count: p.doc_count,
+                })
+                .collect(),
+        })
+    }
+
+    /// A project's name, description and subprojects, or `None` when there is no such project.
+    fn project_info(
+        &self,
+        id: &str,
+    ) -> Result<Option<(Named, String, Vec<SubprojectInfo>)>, ContentError> {
+        if let Some(index) = self.index {
+            return Ok(index.project(id).map(|p| {
+                let subs = p
+                    .subprojects
+                    .iter()
+                    .map(|s| SubprojectInfo {
+                        id: s.id.clone(),
+                        name: s.name.clone(),
+                        description: s.description.clone(),
+                        doc_count: s.doc_count,
+                    })
+                    .collect();
+                (Named::new(&p.id, &p.name), p.description.clone(), subs)
+            }));
+        }
+        let (Some(project), Some(subprojects)) =
+            (self.root.project(id)?, self.root.subprojects(id)?)
+        else {
+            return Ok(None);
+        };
+        let subs = subprojects
+            .into_iter()
+            .map(|s| SubprojectInfo {
+                id: s.id,
+                name: s.name,
+                description: s.description,
+                doc_count: s.doc_count,
+            })
+            .collect();
+        Ok(Some((
+            Named::new(project.id, project.name),
+            project.description,
+            subs,
+        )))
+    }
+
+    /// A subproject's pages, sorted by id (the live tree reads them all to list their titles).
+    fn pages(&self, project: &str, subproject: &str) -> Result<Vec<PageInfo>, SiteError> {
+        if let Some(index) = self.index {
+            let Some(sub) = index.subproject(project, subproject) else {
+                return Ok(Vec::new());
+            };
+            return match index.pages(sub)? {
+                Indexed::Fresh(pages) => Ok(pages
+                    .into_iter()
+                    .map(|p| PageInfo {
+                        id: p.id.clone(),
+                        title: p.title.clone(),
+                        summary: p.summary.clone(),
+                        indexed: Some(p),
+                        page: None,
+                    })
+                    .collect()),
+                Indexed::Stale(reason) => Err(SiteError::Stale(reason)),
+            };
+        }
+        Ok(self
+            .root
+            .pages(project, subproject)?
+            .into_iter()
+            .map(|page| PageInfo {
+                id: page.id.clone(),
+                title: page.title().to_owned(),
+                summary: page.summary().to_owned(),
+                indexed: None,
+                page: Some(page),
+            })
+            .collect())
+    }
+
+    /// The page itself; through the index it is read and checked against its record.
+    fn read(&self, project: &str, subproject: &str, info: &PageInfo) -> Result<Page, SiteError> {
+        if let Some(page) = &info.page {
+            return Ok(page.clone());
+        }
+        let page = self.root.page(project, subproject, &info.id)?;
+        if let Some(record) = &info.indexed {
+            let path = format!("{project}/{subproject}/{}", info.id);
+            if let Some(reason) = Index::verify(record, &path, page.as_ref().map(|p| &p.raw[..])) {
+                return Err(SiteError::Stale(reason));
+            }
+        }
+        page.ok_or_else(|| SiteError::Stale(format!("{project}/{subproject}/{} is gone", info.id)))
     }
 
     fn not_found(&self, message: &str) -> Result<SiteResponse, SiteError> {
@@ -396,8 +624,7 @@ impl Site<'_> {
             return Ok(html_response(200, html));
         }
         let cards: Vec<Card> = self
-            .root
-            .projects()?
+            .projects_info()?
             .into_iter()
             .map(|p| Card {
                 href: project_href(&p.id),
@@ -422,9 +649,7 @@ impl Site<'_> {
     }
 
     fn project(&self, id: &str) -> Result<SiteResponse, SiteError> {
-        let (Some(project), Some(subprojects)) =
-            (self.root.project(id)?, self.root.subprojects(id)?)
-        else {
+        let Some((project, description, subprojects)) = self.project_info(id)? else {
             return self.not_found(&format!("There is no project “{id}”."));
         };
         if subprojects.is_empty() {
@@ -443,11 +668,12 @@ impl Site<'_> {
             })
             .collect();
         let nav = self.nav(None)?;
+        let title = project.name.clone();
         let here = Location {
-            project: Some(Named::new(id, project.name.clone())),
+            project: Some(project),
             ..Location::default()
         };
-        let html = card_page(&nav, &here, &project.name, &project.description, &cards, "")?;
+        let html = card_page(&nav, &here, &title, &description, &cards, "")?;
         Ok(html_response(200, html))
     }
 
@@ -457,6 +683,19 @@ impl Site<'_> {
         project: &str,
         subproject: &str,
     ) -> Result<Option<(Named, Named, String)>, ContentError> {
+        if let Some(index) = self.index {
+            let (Some(p), Some(s)) = (
+                index.project(project),
+                index.subproject(project, subproject),
+            ) else {
+                return Ok(None);
+            };
+            return Ok(Some((
+                Named::new(&p.id, &p.name),
+                Named::new(&s.id, &s.name),
+                s.description.clone(),
+            )));
+        }
         let (Some(p), Some(s)) = (
             self.root.project(project)?,
             self.root.subproject(project, subproject)?,
@@ -476,12 +715,13 @@ impl Site<'_> {
                 "There is no subproject “{subproject}” in “{project}”."
             ));
         };
-        let pages = self.root.pages(project, subproject)?;
+        let pages = self.pages(project, subproject)?;
         if pages.is_empty() {
             return self.not_found(&format!("“{}” has no pages yet.", s.name));
         }
         let nav = self.nav(Some((project, subproject, &pages)))?;
-        if let Some(index) = pages.iter().find(|page| page.id == "index") {
+        if let Some(info) = pages.iter().find(|page| page.id == "index") {
+            let index = self.read(project, subproject, info)?;
             let here = Location {
                 project: Some(p),
                 subproject: Some(s),
@@ -495,8 +735,8 @@ impl Site<'_> {
             .iter()
             .map(|page| Card {
                 href: page_href(project, subproject, &page.id),
-                title: page.title().to_owned(),
-                description: page.summary().to_owned(),
+                title: page.title.clone(),
+                description: page.summary.clone(),
                 meta: String::new(),
             })
             .collect();
@@ -523,12 +763,17 @@ impl Site<'_> {
                 None => self.missing_page(project, subproject, id),
             };
         }
-        // The sidebar lists the subproject's pages by title, so they are all read anyway;
-        // the page itself is one of them.
-        let pages = self.root.pages(project, subproject)?;
-        let Some(page) = pages.iter().find(|page| page.id == id) else {
+        // The sidebar lists the subproject's pages by title; the page itself is one of them.
+        let pages = self.pages(project, subproject)?;
+        let Some(info) = pages.iter().find(|page| page.id == id) else {
+            if self.index.is_some() && self.root.raw(project, subproject, id)?.is_some() {
+                return Err(SiteError::Stale(format!(
+                    "{project}/{subproject}/{id} is not in the index"
+                )));
+            }
             return self.missing_page(project, subproject, id);
         };
+        let page = self.read(project, subproject, info)?;
         let nav = self.nav(Some((project, subproject, &pages)))?;
         let Some((p, s)) = nav.find(project, subproject) else {
             return self.missing_page(project, subproject, id);
@@ -545,7 +790,15 @@ impl Site<'_> {
 
     fn search(&self, query: &str) -> Result<SiteResponse, SiteError> {
         let nav = self.nav(None)?;
-        let html = match self.root.search(query) {
+        let found = match self.index {
+            Some(index) => match index.search(self.root, query) {
+                Ok(Indexed::Fresh(results)) => Ok(results),
+                Ok(Indexed::Stale(reason)) => return Err(SiteError::Stale(reason)),
+                Err(e) => Err(e),
+            },
+            None => self.root.search(query),
+        };
+        let html = match found {
             Ok(results) => {
                 let hits: Vec<SearchHit> = results
                     .results
@@ -578,10 +831,10 @@ impl Site<'_> {
 }
 
 /// A subproject's pages for the sidebar: the landing page (`index`) first, then by id.
-fn sidebar_pages(pages: &[Page]) -> Vec<Named> {
+fn sidebar_pages(pages: &[PageInfo]) -> Vec<Named> {
     let mut out: Vec<Named> = pages
         .iter()
-        .map(|page| Named::new(page.id.clone(), page.title()))
+        .map(|page| Named::new(page.id.clone(), page.title.clone()))
         .collect();
     out.sort_by_key(|page| page.id != "index");
     out

@@ -4,6 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use dochub_content::auth::{AuthConfig, token_digest};
+use dochub_content::prebuilt::BuildMode;
 use dochub_render::site::{SiteConfig, SiteRequest, SiteResponse, handle};
 use tempfile::TempDir;
 
@@ -42,6 +43,7 @@ fn standard() -> TempDir {
 fn config(dir: &Path) -> SiteConfig {
     SiteConfig {
         content_dir: dir.to_path_buf(),
+        build: BuildMode::Off,
         auth: AuthConfig::new("development", ""),
     }
 }
@@ -338,6 +340,7 @@ fn production_needs_a_token() {
     let dir = standard();
     let config = SiteConfig {
         content_dir: dir.path().to_path_buf(),
+        build: BuildMode::Off,
         auth: AuthConfig::new("production", &token_digest("letmein")),
     };
     let res = request(&config, "GET", "/", None);
@@ -419,4 +422,128 @@ fn search_says_when_the_list_is_cut() {
     assert!(html.contains("50 pages match"));
     let html = body(&get(dir.path(), "/search?q=page+7"));
     assert!(!html.contains("Only the first"));
+}
+
+/// Every address a reader can reach in a tree, plus searches and a few that do not exist.
+fn addresses(dir: &Path) -> Vec<String> {
+    let root = dochub_content::ContentRoot::open(dir).expect("root");
+    let mut out = vec!["/".to_owned(), "/nope/".to_owned(), "/nope/x/".to_owned()];
+    for p in root.projects().expect("projects") {
+        out.push(format!("/{}/", p.id));
+        out.push(format!("/{}", p.id));
+        out.push(format!("/{}/nope/", p.id));
+        for s in root
+            .subprojects(&p.id)
+            .expect("subprojects")
+            .unwrap_or_default()
+        {
+            out.push(format!("/{}/{}/", p.id, s.id));
+            out.push(format!("/{}/{}", p.id, s.id));
+            out.push(format!("/{}/{}/nope", p.id, s.id));
+            for id in root.page_ids(&p.id, &s.id).expect("pages") {
+                out.push(format!("/{}/{}/{}", p.id, s.id, id));
+                out.push(format!("/{}/{}/{}?format=raw", p.id, s.id, id));
+            }
+        }
+    }
+    for q in [
+        "the",
+        "th",
+        "quasar",
+        "SERVICE",
+        "%C3%BCber",
+        "%E6%97%A5%E6%9C%AC",
+        "x",
+        "zebra",
+    ] {
+        out.push(format!("/search?q={q}"));
+    }
+    out
+}
+
+fn indexed(dir: &Path, build: &Path) -> SiteConfig {
+    SiteConfig {
+        build: BuildMode::Auto(build.to_path_buf()),
+        ..config(dir)
+    }
+}
+
+fn assert_index_matches_live(dir: &Path) {
+    let build = tempfile::tempdir().expect("build dir");
+    let root = dochub_content::ContentRoot::open(dir).expect("root");
+    dochub_content::prebuilt::write_build(&root, build.path(), chrono_now()).expect("build");
+    let pre = indexed(dir, build.path());
+    for address in addresses(dir) {
+        let live = request(&config(dir), "GET", &address, None);
+        let fast = request(&pre, "GET", &address, None);
+        assert_eq!(fast.warning, None, "{address}: {:?}", fast.warning);
+        assert_eq!(live, fast, "{address} in {}", dir.display());
+    }
+}
+
+fn chrono_now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}
+
+#[test]
+fn pages_from_the_index_are_the_live_pages() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for tree in ["tests/fixtures/basic", "tests/fixtures/docs", "content"] {
+        assert_index_matches_live(&repo.join(tree));
+    }
+    assert_index_matches_live(standard().path());
+    let generated = tempfile::tempdir().expect("temp dir");
+    let spec = dochub_content::corpus::Spec {
+        projects: 3,
+        subprojects: 2,
+        pages: 8,
+        page_bytes: 1200,
+    };
+    dochub_content::corpus::generate(generated.path(), &spec).expect("corpus");
+    assert_index_matches_live(generated.path());
+}
+
+#[test]
+fn a_stale_index_falls_back_to_the_tree_and_says_why() {
+    let dir = standard();
+    let build = tempfile::tempdir().expect("build dir");
+    let root = dochub_content::ContentRoot::open(dir.path()).expect("root");
+    dochub_content::prebuilt::write_build(&root, build.path(), chrono_now()).expect("build");
+    let pre = indexed(dir.path(), build.path());
+    // An edit in place: the page is read anyway, so its new text is noticed.
+    fs::write(
+        dir.path().join("alpha/guide/zeta.md"),
+        "# Zeta renamed\n\nEdited.\n",
+    )
+    .expect("write");
+    let res = request(&pre, "GET", "/alpha/guide/zeta", None);
+    assert!(body(&res).contains("Zeta renamed"));
+    assert!(
+        res.warning
+            .as_deref()
+            .unwrap_or("")
+            .contains("alpha/guide/zeta"),
+        "{:?}",
+        res.warning
+    );
+    assert_eq!(
+        res,
+        SiteResponse {
+            warning: res.warning.clone(),
+            ..get(dir.path(), "/alpha/guide/zeta")
+        }
+    );
+    // A new page shows in the sidebar at once.
+    fs::write(dir.path().join("alpha/guide/new.md"), "# Brand new\n").expect("write");
+    let res = request(&pre, "GET", "/alpha/guide/install", None);
+    assert!(
+        body(&res).contains("Brand new"),
+        "sidebar lists the new page"
+    );
+    assert!(res.warning.is_some());
+    let res = request(&pre, "GET", "/search?q=brand", None);
+    assert!(body(&res).contains("/docs/alpha/guide/new"));
+    // A page whose folders did not change still comes from the index, without a warning.
+    let res = request(&pre, "GET", "/alpha/reference/api", None);
+    assert_eq!((res.status, res.warning), (200, None));
 }

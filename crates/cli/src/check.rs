@@ -1,0 +1,70 @@
+//! `dochub check CONTENT_DIR`: the content lint and the overview registry check, one line per
+//! problem as `file:line: level: message`, exit 1 on errors.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use dochub_content::{ContentRoot, Diagnostic, Severity};
+
+/// Arguments of `dochub check`.
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The content root, e.g. `content`.
+    content_dir: PathBuf,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// Prints every finding and a count; fails on errors (and on warnings with `--strict`).
+pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let root = ContentRoot::open(&args.content_dir)?;
+    let mut diagnostics = root.check()?;
+    diagnostics.extend(overview_diagnostics(&args.content_dir)?);
+    diagnostics.sort();
+    for d in &diagnostics {
+        println!("{d}");
+    }
+    let errors = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diagnostics.len() - errors;
+    println!("{errors} error(s), {warnings} warning(s)");
+    Ok(if errors > 0 || (args.strict && warnings > 0) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The overview registry against `_overviews/`. A tree without that folder serves no overview
+/// pages; one with it must match the registry both ways.
+fn overview_diagnostics(content_dir: &std::path::Path) -> anyhow::Result<Vec<Diagnostic>> {
+    let dir = content_dir.join("_overviews");
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let report = dochub_overview::check_dir(&dir)?;
+    let mut out = Vec::new();
+    for o in &report.missing_files {
+        out.push(Diagnostic::on(
+            format!("_overviews/{}.html", o.id),
+            Severity::Error,
+            format!(
+                "overview `{}` ({}) is registered but this file is missing: add the file or remove the registry entry",
+                o.id, o.title
+            ),
+        ));
+    }
+    for name in &report.unregistered_files {
+        out.push(Diagnostic::at(
+            format!("_overviews/{name}"),
+            1,
+            Severity::Error,
+            "has no entry in the overview registry, so it is never served: add an entry or remove the file".into(),
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,453 @@
+//! `dochub mcp`: an MCP server on stdio (the official Rust SDK, `rmcp`) that turns an agent's tool
+//! calls into hub and docs requests, directly or through one SSH connection.
+//!
+//! Tools: `send_message`, `read_inbox`, `list_machines`, `list_docs`, `read_doc`, `search_docs`.
+//! Every docs page is also a resource, `dochub://docs/<project>/<subproject>/<page>`. The machine
+//! is fixed by `--machine`: an agent can neither send as nor read the inbox of another machine.
+//! A failure is a tool error carrying the reason; the server keeps serving.
+//!
+//! **`read_inbox` loses nothing.** It reads without acknowledging, returns the messages, and
+//! acknowledges them (`POST /api/inbox/<machine>/ack {"through": <last id>}`) at the start of the
+//! *next* `read_inbox` call, and only if the answer was written to stdout in full (a call the
+//! client cancelled is answered by nobody, so its messages stay unread). By then the client has
+//! provably received the answer and come back for more; if it dies first, the messages are
+//! returned again in the next session: at least once, never zero times. A hub without the
+//! acknowledgement route (404/405 on a probe acknowledging nothing) is read with `ack=true`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, JsonRpcMessage, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    RequestId, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::client::{Ack, Client, ClientError};
+
+/// The URI prefix of docs pages as resources.
+pub const RESOURCE_PREFIX: &str = "dochub://docs/";
+
+/// Messages `read_inbox` returns when the agent does not say.
+const DEFAULT_LIMIT: u32 = 20;
+
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub async fn serve(client: Client, machine: String) -> anyhow::Result<()> {
+    let book = Arc::new(AckBook::default());
+    let server = DochubMcp::new(client, machine, book.clone());
+    let transport = Delivery {
+        inner: AsyncRwTransport::new_server(tokio::io::stdin(), tokio::io::stdout()),
+        book,
+    };
+    let running = server.serve(transport).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+/// The `read_inbox` answers waiting to be acknowledged.
+#[derive(Default)]
+struct AckBook {
+    state: Mutex<AckState>,
+}
+
+#[derive(Default)]
+struct AckState {
+    /// Answers computed but not yet written: request id → last message id.
+    answered: HashMap<RequestId, u64>,
+    /// The highest last id of answers written to the client.
+    delivered: Option<u64>,
+}
+
+impl AckBook {
+    fn lock(&self) -> std::sync::MutexGuard<'_, AckState> {
+        // A panic elsewhere cannot leave the map half-updated: every update is one statement.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn answered(&self, id: RequestId, through: u64) {
+        self.lock().answered.insert(id, through);
+    }
+
+    fn written(&self, id: &RequestId) {
+        let mut state = self.lock();
+        if let Some(through) = state.answered.remove(id) {
+            state.delivered = Some(state.delivered.map_or(through, |d| d.max(through)));
+        }
+    }
+
+    fn take_delivered(&self) -> Option<u64> {
+        self.lock().delivered.take()
+    }
+
+    fn restore(&self, through: u64) {
+        let mut state = self.lock();
+        state.delivered = Some(state.delivered.map_or(through, |d| d.max(through)));
+    }
+}
+
+/// The stdio transport, telling the [`AckBook`] when an answer has been written and flushed.
+struct Delivery<T> {
+    inner: T,
+    book: Arc<AckBook>,
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for Delivery<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let id = match &item {
+            JsonRpcMessage::Response(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        let sent = self.inner.send(item);
+        let book = self.book.clone();
+        async move {
+            sent.await?;
+            if let Some(id) = id {
+                book.written(&id);
+            }
+            Ok(())
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// How this hub acknowledges reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AckMode {
+    /// Read, hand over, then `POST .../ack`.
+    TwoStep,
+    /// The hub has no acknowledgement route: `ack=true` on the read.
+    OnRead,
+}
+
+/// The MCP server.
+#[derive(Clone)]
+pub struct DochubMcp {
+    client: Client,
+    machine: String,
+    book: Arc<AckBook>,
+    mode: Arc<tokio::sync::Mutex<Option<AckMode>>>,
+    #[allow(dead_code)] // read by the code `#[tool_handler]` generates
+    tool_router: ToolRouter<Self>,
+}
+
+/// `send_message`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SendArgs {
+    /// The receiving machine's name (letters, digits, `.`, `_`, `-`), or `all` to broadcast to
+    /// every registered machine. `list_machines` shows the names.
+    pub to: String,
+    /// The message text (UTF-8, at most 64 KiB).
+    pub body: String,
+}
+
+/// `read_inbox`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// How many messages to return at most, 1 to 500 (default 20).
+    pub limit: Option<u32>,
+}
+
+/// `list_docs`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListDocsArgs {
+    /// Empty or absent for all projects, `<project>` for its subprojects, or
+    /// `<project>/<subproject>` for its pages.
+    pub path: Option<String>,
+}
+
+/// `read_doc`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadDocArgs {
+    /// The page, `<project>/<subproject>/<page>`, as `list_docs` and `search_docs` give it.
+    pub path: String,
+}
+
+/// `search_docs`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchArgs {
+    /// Text to look for, at least 2 characters; case-insensitive substring match.
+    pub query: String,
+}
+
+#[tool_router]
+impl DochubMcp {
+    fn new(client: Client, machine: String, book: Arc<AckBook>) -> Self {
+        DochubMcp {
+            client,
+            machine,
+            book,
+            mode: Arc::new(tokio::sync::Mutex::new(None)),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Send a text message from this machine to another machine (or `all`) through the dochub message hub. Returns the stored message with its id. The sender is always this machine."
+    )]
+    async fn send_message(
+        &self,
+        Parameters(args): Parameters<SendArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        // One key per logical send: the client's retry after a dropped connection reuses it.
+        let key = format!("dochub-mcp-{}", uuid::Uuid::new_v4());
+        let result = self
+            .client
+            .send(&self.machine, &args.to, &args.body, &key)
+            .await;
+        Ok(match result {
+            Ok(message) => json_result(&message),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Read this machine's unread messages from the dochub hub, oldest first, as JSON {machine, messages: [{id, from, to, body, timestamp, read}]}. The messages returned are marked read when you call read_inbox again, so call it again to get the next ones; an empty list means the inbox is empty."
+    )]
+    async fn read_inbox(
+        &self,
+        Parameters(args): Parameters<ReadArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=500).contains(&limit) {
+            return Ok(error_text(format!(
+                "`limit` must be from 1 to 500, not {limit}"
+            )));
+        }
+        Ok(match self.read_inbox_inner(limit, context.id).await {
+            Ok(inbox) => json_result(&inbox),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "List the machines registered with the dochub hub and when each was last seen, as JSON [{name, last_seen}]. Use the names as `to` in send_message."
+    )]
+    async fn list_machines(&self) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.client.machines().await {
+            Ok(v) => json_result(&v),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Browse the documentation: no path lists the projects; `<project>` lists its subprojects; `<project>/<subproject>` lists its pages with title, summary and references. Returns the manifest JSON. Read a page with read_doc."
+    )]
+    async fn list_docs(
+        &self,
+        Parameters(args): Parameters<ListDocsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let path = args.path.unwrap_or_default();
+        Ok(match self.client.manifest(&path).await {
+            Ok(v) => json_result(&v),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Read one documentation page as markdown (with its YAML frontmatter). The path is `<project>/<subproject>/<page>` as list_docs or search_docs give it."
+    )]
+    async fn read_doc(
+        &self,
+        Parameters(args): Parameters<ReadDocArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.client.raw(&args.path).await {
+            Ok(bytes) => CallToolResult::success(vec![ContentBlock::text(
+                String::from_utf8_lossy(&bytes).into_owned(),
+            )]),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Search all documentation pages for a text (case-insensitive, at least 2 characters). Returns JSON {query, results: [{path, title, excerpt}]}, at most 50; read a hit with read_doc."
+    )]
+    async fn search_docs(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.client.search(&args.query).await {
+            Ok(v) => json_result(&v),
+            Err(e) => tool_error(e),
+        })
+    }
+}
+
+impl DochubMcp {
+    async fn read_inbox_inner(
+        &self,
+        limit: u32,
+        id: RequestId,
+    ) -> Result<crate::client::Inbox, ClientError> {
+        let mode = self.ack_mode().await?;
+        if mode == AckMode::OnRead {
+            return self.client.inbox(&self.machine, limit, true).await;
+        }
+        if let Some(through) = self.book.take_delivered() {
+            let acked = self.client.ack(&self.machine, through).await;
+            if !matches!(acked, Ok(Ack::Acknowledged(_))) {
+                self.book.restore(through);
+                let why = match acked {
+                    Err(e) => e.to_string(),
+                    _ => "the hub no longer has the acknowledgement route".into(),
+                };
+                return Err(ClientError::Protocol {
+                    path: format!("/api/inbox/{}/ack", self.machine),
+                    reason: format!(
+                        "cannot mark the messages returned last time read ({why}); nothing was lost: call read_inbox again"
+                    ),
+                });
+            }
+        }
+        let inbox = self.client.inbox(&self.machine, limit, false).await?;
+        if let Some(last) = inbox.messages.iter().map(|m| m.id).max() {
+            self.book.answered(id, last);
+        }
+        Ok(inbox)
+    }
+
+    /// Probes the hub once, on the first read.
+    async fn ack_mode(&self) -> Result<AckMode, ClientError> {
+        let mut mode = self.mode.lock().await;
+        if let Some(m) = *mode {
+            return Ok(m);
+        }
+        let probed = if self.client.supports_ack(&self.machine).await? {
+            AckMode::TwoStep
+        } else {
+            AckMode::OnRead
+        };
+        *mode = Some(probed);
+        Ok(probed)
+    }
+
+    async fn resources(&self) -> Result<Vec<Resource>, ClientError> {
+        let mut out = Vec::new();
+        let master = self.client.manifest("").await?;
+        for p in items(&master, "projects") {
+            let Some(pid) = p.get("id").and_then(Value::as_str) else {
+                continue;
+            };
+            let project = self.client.manifest(pid).await?;
+            for s in items(&project, "subprojects") {
+                let Some(sid) = s.get("id").and_then(Value::as_str) else {
+                    continue;
+                };
+                let sub = self.client.manifest(&format!("{pid}/{sid}")).await?;
+                for d in items(&sub, "documents") {
+                    let Some(doc) = d.get("id").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let path = format!("{pid}/{sid}/{doc}");
+                    let title = d.get("title").and_then(Value::as_str).unwrap_or(doc);
+                    let mut r = Resource::new(format!("{RESOURCE_PREFIX}{path}"), path.clone())
+                        .with_title(title)
+                        .with_mime_type("text/markdown");
+                    if let Some(summary) = d.get("summary").and_then(Value::as_str)
+                        && !summary.is_empty()
+                    {
+                        r = r.with_description(summary);
+                    }
+                    out.push(r);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for DochubMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("dochub", env!("CARGO_PKG_VERSION")))
+        .with_instructions(format!(
+            "dochub: documentation and a message hub. You are machine `{}`: send_message sends as it, read_inbox reads its inbox. Browse docs with list_docs, search_docs and read_doc, or read pages as resources ({RESOURCE_PREFIX}<project>/<subproject>/<page>).",
+            self.machine
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.resources()
+            .await
+            .map(ListResourcesResult::with_all_items)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(path) = request.uri.strip_prefix(RESOURCE_PREFIX) else {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "`{}` is not a dochub resource: URIs start with {RESOURCE_PREFIX}",
+                    request.uri
+                ),
+                None,
+            ));
+        };
+        match self.client.raw(path).await {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let contents = ResourceContents::text(text, request.uri.clone())
+                    .with_mime_type("text/markdown");
+                Ok(ReadResourceResult::new(vec![contents]).into())
+            }
+            Err(e @ (ClientError::NotFound { .. } | ClientError::BadPath(_))) => {
+                Err(ErrorData::resource_not_found(e.to_string(), None))
+            }
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+}
+
+fn items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    v.get(key).and_then(Value::as_array).into_iter().flatten()
+}
+
+fn json_result(v: &impl serde::Serialize) -> CallToolResult {
+    match serde_json::to_string_pretty(v) {
+        Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        Err(e) => error_text(format!("cannot encode the answer: {e}")),
+    }
+}
+
+fn tool_error(e: ClientError) -> CallToolResult {
+    error_text(e.to_string())
+}
+
+fn error_text(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}

@@ -1,0 +1,391 @@
+//! The binary files of the index, read by seeking to the few bytes an answer needs.
+//!
+//! All integers are little-endian.
+//!
+//! ```text
+//! grams.bin   "DHG1" | build_id u64 | keys u32 | blocks u32
+//!             | first key of each block: blocks x u32
+//!             | entries: keys x (key u32, offset u64, len u32), sorted by key
+//! pages.bin   "DHP1" | build_id u64 | pages u32
+//!             | records: pages x (sub u32, id_offset u32, id_len u32, 0 u32, size u64, hash u64)
+//!             | ids, UTF-8, back to back
+//! postings    tag 0: count varint, then page numbers as varint deltas
+//!             tag 1: a bitmap of one bit per page
+//! ```
+//!
+//! A key is a byte trigram, `(3 << 24) | b0 << 16 | b1 << 8 | b2`,
+//! or an ASCII bigram `(2 << 24) | b0 << 8 | b1`, so both live in one sorted table.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use crate::error::ContentError;
+
+const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
+const PAGES_MAGIC: &[u8; 4] = b"DHP1";
+const GRAMS_HEADER: usize = 20;
+const PAGES_HEADER: usize = 16;
+/// Entries per block of the key table: one block (4 KiB) is read per key looked up.
+const BLOCK: usize = 256;
+const ENTRY: usize = 16;
+const RECORD: usize = 32;
+
+/// The key of a byte trigram.
+pub(super) fn trigram(a: u8, b: u8, c: u8) -> u32 {
+    (3 << 24) | (u32::from(a) << 16) | (u32::from(b) << 8) | u32::from(c)
+}
+
+/// The key of a byte bigram.
+pub(super) fn bigram(a: u8, b: u8) -> u32 {
+    (2 << 24) | (u32::from(a) << 8) | u32::from(b)
+}
+
+pub(super) fn open(path: &Path) -> Result<File, ContentError> {
+    File::open(path).map_err(|e| ContentError::io(path, e))
+}
+
+pub(super) fn read_at(
+    file: &mut File,
+    path: &Path,
+    offset: u64,
+    len: usize,
+) -> Result<Vec<u8>, ContentError> {
+    let mut buf = vec![0; len];
+    file.seek(SeekFrom::Start(offset))
+        .and_then(|_| file.read_exact(&mut buf))
+        .map_err(|e| ContentError::io(path, e))?;
+    Ok(buf)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    let mut x = [0; 4];
+    x.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(x)
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut x = [0; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(x)
+}
+
+fn damaged(path: &Path) -> ContentError {
+    ContentError::IndexDamaged {
+        path: path.to_path_buf(),
+    }
+}
+
+/// Builds `grams.bin` in memory; keys must be pushed in ascending order.
+#[derive(Default)]
+pub(super) struct GramsWriter {
+    entries: Vec<u8>,
+    firsts: Vec<u8>,
+    count: usize,
+}
+
+impl GramsWriter {
+    pub(super) fn push(&mut self, key: u32, offset: u64, len: u32) {
+        if self.count.is_multiple_of(BLOCK) {
+            self.firsts.extend_from_slice(&key.to_le_bytes());
+        }
+        self.entries.extend_from_slice(&key.to_le_bytes());
+        self.entries.extend_from_slice(&offset.to_le_bytes());
+        self.entries.extend_from_slice(&len.to_le_bytes());
+        self.count += 1;
+    }
+
+    pub(super) fn finish(self, build_id: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(GRAMS_HEADER + self.firsts.len() + self.entries.len());
+        out.extend_from_slice(GRAMS_MAGIC);
+        out.extend_from_slice(&build_id.to_le_bytes());
+        out.extend_from_slice(&(self.count as u32).to_le_bytes());
+        out.extend_from_slice(&((self.firsts.len() / 4) as u32).to_le_bytes());
+        out.extend_from_slice(&self.firsts);
+        out.extend_from_slice(&self.entries);
+        out
+    }
+}
+
+/// The key table, opened: its header and block index read, entries read a block at a time.
+pub(super) struct Grams {
+    file: File,
+    path: PathBuf,
+    build_id: u64,
+    keys: usize,
+    firsts: Vec<u32>,
+}
+
+impl Grams {
+    pub(super) fn open(path: &Path) -> Result<Grams, ContentError> {
+        let mut file = open(path)?;
+        let header = read_at(&mut file, path, 0, GRAMS_HEADER)?;
+        if &header[..4] != GRAMS_MAGIC {
+            return Err(damaged(path));
+        }
+        let build_id = u64_at(&header, 4);
+        let keys = u32_at(&header, 12) as usize;
+        let blocks = u32_at(&header, 16) as usize;
+        if blocks != keys.div_ceil(BLOCK) {
+            return Err(damaged(path));
+        }
+        let raw = read_at(&mut file, path, GRAMS_HEADER as u64, blocks * 4)?;
+        let firsts = raw.chunks_exact(4).map(|c| u32_at(c, 0)).collect();
+        Ok(Grams {
+            file,
+            path: path.to_path_buf(),
+            build_id,
+            keys,
+            firsts,
+        })
+    }
+
+    pub(super) fn build_id(&self) -> u64 {
+        self.build_id
+    }
+
+    /// Offset and length of `key`'s posting list, if any page has the key.
+    pub(super) fn find(&mut self, key: u32) -> Result<Option<(u64, u32)>, ContentError> {
+        // The last block whose first key is <= key.
+        let block = match self.firsts.partition_point(|&first| first <= key) {
+            0 => return Ok(None),
+            n => n - 1,
+        };
+        let start = block * BLOCK;
+        let count = BLOCK.min(self.keys - start);
+        let base = (GRAMS_HEADER + self.firsts.len() * 4 + start * ENTRY) as u64;
+        let bytes = read_at(&mut self.file, &self.path, base, count * ENTRY)?;
+        let (mut lo, mut hi) = (0, count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let k = u32_at(&bytes, mid * ENTRY);
+            if k < key {
+                lo = mid + 1;
+            } else if k > key {
+                hi = mid;
+            } else {
+                let at = mid * ENTRY;
+                return Ok(Some((u64_at(&bytes, at + 4), u32_at(&bytes, at + 12))));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Builds `pages.bin` in memory, pages in number order.
+#[derive(Default)]
+pub(super) struct PagesWriter {
+    records: Vec<u8>,
+    ids: Vec<u8>,
+    count: u32,
+}
+
+impl PagesWriter {
+    pub(super) fn push(&mut self, sub: u32, id: &str, size: u64, hash: u64) {
+        self.records.extend_from_slice(&sub.to_le_bytes());
+        self.records
+            .extend_from_slice(&(self.ids.len() as u32).to_le_bytes());
+        self.records
+            .extend_from_slice(&(id.len() as u32).to_le_bytes());
+        self.records.extend_from_slice(&0u32.to_le_bytes());
+        self.records.extend_from_slice(&size.to_le_bytes());
+        self.records.extend_from_slice(&hash.to_le_bytes());
+        self.ids.extend_from_slice(id.as_bytes());
+        self.count += 1;
+    }
+
+    pub(super) fn finish(self, build_id: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(PAGES_HEADER + self.records.len() + self.ids.len());
+        out.extend_from_slice(PAGES_MAGIC);
+        out.extend_from_slice(&build_id.to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.records);
+        out.extend_from_slice(&self.ids);
+        out
+    }
+}
+
+/// One page's record.
+pub(super) struct PageRecord {
+    pub(super) sub: u32,
+    pub(super) id: String,
+    pub(super) size: u64,
+    pub(super) hash: u64,
+}
+
+/// The page table, opened: records read one at a time.
+pub(super) struct PagesFile {
+    file: File,
+    path: PathBuf,
+    build_id: u64,
+    count: u32,
+}
+
+impl PagesFile {
+    pub(super) fn open(path: &Path) -> Result<PagesFile, ContentError> {
+        let mut file = open(path)?;
+        let header = read_at(&mut file, path, 0, PAGES_HEADER)?;
+        if &header[..4] != PAGES_MAGIC {
+            return Err(damaged(path));
+        }
+        Ok(PagesFile {
+            build_id: u64_at(&header, 4),
+            count: u32_at(&header, 12),
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub(super) fn build_id(&self) -> u64 {
+        self.build_id
+    }
+
+    pub(super) fn record(&mut self, number: u32) -> Result<PageRecord, ContentError> {
+        if number >= self.count {
+            return Err(damaged(&self.path));
+        }
+        let at = PAGES_HEADER as u64 + u64::from(number) * RECORD as u64;
+        let r = read_at(&mut self.file, &self.path, at, RECORD)?;
+        let ids = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
+        let id = read_at(
+            &mut self.file,
+            &self.path,
+            ids + u64::from(u32_at(&r, 4)),
+            u32_at(&r, 8) as usize,
+        )?;
+        Ok(PageRecord {
+            sub: u32_at(&r, 0),
+            id: String::from_utf8(id).map_err(|_| damaged(&self.path))?,
+            size: u64_at(&r, 16),
+            hash: u64_at(&r, 24),
+        })
+    }
+}
+
+fn put_varint(mut x: u32, out: &mut Vec<u8>) {
+    while x >= 0x80 {
+        out.push((x as u8) | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u32> {
+    let mut x: u32 = 0;
+    for shift in (0..35).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        x |= u32::from(b & 0x7f).checked_shl(shift)?;
+        if b & 0x80 == 0 {
+            return Some(x);
+        }
+    }
+    None
+}
+
+/// Appends a sorted list of page numbers, as deltas or as a bitmap, whichever is smaller.
+pub(super) fn encode_postings(list: &[u32], pages: u32, out: &mut Vec<u8>) {
+    let mut deltas = Vec::with_capacity(list.len() + 5);
+    put_varint(list.len() as u32, &mut deltas);
+    let mut prev = 0;
+    for (i, &n) in list.iter().enumerate() {
+        put_varint(if i == 0 { n } else { n - prev }, &mut deltas);
+        prev = n;
+    }
+    let bitmap_len = (pages as usize).div_ceil(8);
+    if deltas.len() <= bitmap_len {
+        out.push(0);
+        out.extend_from_slice(&deltas);
+    } else {
+        out.push(1);
+        let start = out.len();
+        out.resize(start + bitmap_len, 0);
+        for &n in list {
+            out[start + (n / 8) as usize] |= 1 << (n % 8);
+        }
+    }
+}
+
+/// Decodes a posting list; `None` when the bytes are not one.
+pub(super) fn decode_postings(bytes: &[u8], pages: u32) -> Option<Vec<u32>> {
+    match bytes.first()? {
+        0 => {
+            let mut at = 1;
+            let count = get_varint(bytes, &mut at)? as usize;
+            let mut out = Vec::with_capacity(count.min(pages as usize));
+            let mut prev = 0u32;
+            for i in 0..count {
+                let d = get_varint(bytes, &mut at)?;
+                prev = if i == 0 { d } else { prev.checked_add(d)? };
+                out.push(prev);
+            }
+            Some(out)
+        }
+        1 => {
+            let bits = &bytes[1..];
+            let mut out = Vec::new();
+            for (i, &byte) in bits.iter().enumerate() {
+                let mut b = byte;
+                while b != 0 {
+                    let bit = b.trailing_zeros();
+                    let n = (i as u32) * 8 + bit;
+                    if n < pages {
+                        out.push(n);
+                    }
+                    b &= b - 1;
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postings_round_trip_both_encodings() {
+        for (list, pages) in [
+            (vec![], 10),
+            (vec![0], 1),
+            (vec![3, 7, 300, 70_000], 100_000),
+            ((0..1000).collect::<Vec<_>>(), 1000),
+            ((0..1000).step_by(3).collect(), 1003),
+        ] {
+            let mut out = Vec::new();
+            encode_postings(&list, pages, &mut out);
+            assert_eq!(decode_postings(&out, pages), Some(list.clone()));
+        }
+        // A dense list is a bitmap, a sparse one deltas.
+        let mut out = Vec::new();
+        encode_postings(&(0..1000).collect::<Vec<_>>(), 1000, &mut out);
+        assert_eq!((out[0], out.len()), (1, 126));
+        let mut out = Vec::new();
+        encode_postings(&[5, 900], 1000, &mut out);
+        assert_eq!(out[0], 0);
+        assert_eq!(decode_postings(&[7, 1], 10), None);
+        assert_eq!(decode_postings(&[0, 2, 1], 10), None);
+    }
+
+    #[test]
+    fn key_table_finds_every_key_across_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.bin");
+        let mut w = GramsWriter::default();
+        let keys: Vec<u32> = (0..1000).map(|i| i * 7 + 3).collect();
+        for (i, &k) in keys.iter().enumerate() {
+            w.push(k, i as u64 * 10, i as u32);
+        }
+        std::fs::write(&path, w.finish(42)).unwrap();
+        let mut g = Grams::open(&path).unwrap();
+        assert_eq!(g.build_id(), 42);
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(g.find(k).unwrap(), Some((i as u64 * 10, i as u32)));
+            assert_eq!(g.find(k + 1).unwrap(), None);
+        }
+        assert_eq!(g.find(0).unwrap(), None);
+        assert_eq!(g.find(u32::MAX).unwrap(), None);
+    }
+}

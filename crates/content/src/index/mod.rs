@@ -1,0 +1,653 @@
+//! The prebuilt search and navigation index, written by `dochub build` into `build/index/`
+//! beside the manifests, and read by the components one request at a time.
+//!
+//! A Spin component lives for one request, so nothing here loads the whole index: a query
+//! reads a small header, one block of the key table per trigram, the posting lists it needs,
+//! and then only the candidate pages themselves.
+//!
+//! ```text
+//! build/index/nav.json      format, build id, every project and subproject (names, counts,
+//!                           each folder's modification time and listing fingerprint)
+//! build/index/sub/<n>.json  subproject n's pages: id, title, summary, number, size, hash
+//! build/index/grams.bin     sorted table: key (a byte trigram, or an ASCII bigram, of the
+//!                           case-folded text) -> offset and length of its posting list,
+//!                           with a sparse index of each 256-entry block's first key
+//! build/index/postings.bin  posting lists: page numbers (path order), delta-varint or bitmap
+//! build/index/pages.bin     page n -> subproject number, id, size and content hash
+//! ```
+//!
+//! Search stays exact: a page can contain the folded query only if it contains every trigram
+//! of it, so the intersection of the trigrams' lists is a superset of the answer, and each
+//! candidate is then matched with the same [`Query::find`] as the live scan. A two-byte query
+//! (two ASCII characters) is answered from its bigram's list. Results, order and excerpts are
+//! those of [`ContentRoot::search`].
+//!
+//! **Never stale in silence.** Every answer first compares the modification times of the
+//! folders it depends on with the build's record (a `stat` each: adding, removing or renaming a
+//! page, or saving it the way most editors do, by rename, changes its folder's time), and
+//! every page file the answer reads anyway with its recorded size and hash. Any difference is
+//! reported as [`Indexed::Stale`]; the caller then answers from the live tree and logs why.
+//!
+//! When the build folder itself was copied (`spin up` copies mounted folders unless given
+//! `--direct-mounts`; a deployed app is a copy too), every time differs though nothing changed
+//! after the copy: the index notices this from its own key table's time, which the build
+//! records, and compares each folder's listing instead of its time.
+
+mod format;
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ContentError;
+use crate::frontmatter::parse_page;
+use crate::search::{MAX_RESULTS, Query, SearchResults, fold, page_hit, searchable};
+use crate::tree::{ContentRoot, Kind, REPORTS_DIR, list, read_file};
+
+use format::{Grams, GramsWriter, PagesFile, PagesWriter, decode_postings, encode_postings};
+
+/// Folder of the index inside the build directory.
+pub const INDEX_DIR: &str = "index";
+/// The index format this code reads and writes; any other is treated as stale.
+pub const FORMAT: u32 = 1;
+
+const NAV_FILE: &str = "nav.json";
+const SUB_DIR: &str = "sub";
+const GRAMS_FILE: &str = "grams.bin";
+const POSTINGS_FILE: &str = "postings.bin";
+const PAGES_FILE: &str = "pages.bin";
+
+/// An answer from the index, or why the index could not give it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Indexed<T> {
+    /// The index is current for this answer.
+    Fresh(T),
+    /// The content no longer matches the index; answer from the live tree. The reason names
+    /// what changed.
+    Stale(String),
+}
+
+/// What the build recorded about one folder of the content tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirRecord {
+    /// Modification time in nanoseconds since 1970 (0 when the platform gives none).
+    pub mtime_ns: u64,
+    /// Hash of the folder's listing: the names of the projects, subprojects or pages in it.
+    pub listing: u64,
+}
+
+/// A project as the index holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexedProject {
+    /// Folder name.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Number of pages across its subprojects.
+    pub doc_count: usize,
+    /// Its subprojects, sorted by id.
+    pub subprojects: Vec<IndexedSubproject>,
+    /// The project folder.
+    pub dir: DirRecord,
+}
+
+/// A subproject as the index holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexedSubproject {
+    /// Folder name.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Number of pages.
+    pub doc_count: usize,
+    /// Its number in the index (the name of its `sub/<n>.json`).
+    pub number: u32,
+    /// The subproject folder.
+    pub dir: DirRecord,
+}
+
+/// A page as the index holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexedPage {
+    /// File name without `.md`.
+    pub id: String,
+    /// Title, with fallbacks.
+    pub title: String,
+    /// Summary or `""`.
+    pub summary: String,
+    /// Its number in path order.
+    pub number: u32,
+    /// File size in bytes.
+    pub size: u64,
+    /// Hash of the file's bytes.
+    pub hash: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct NavFile {
+    format: u32,
+    build_id: u64,
+    /// Modification time of `grams.bin` as written: a different one means the build was copied.
+    stamp_ns: u64,
+    pages: u32,
+    root: DirRecord,
+    projects: Vec<IndexedProject>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SubFile {
+    build_id: u64,
+    pages: Vec<IndexedPage>,
+}
+
+/// Which folders an answer depends on, for [`Index::check`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// The list of projects and of their subprojects (the docs sidebar).
+    Outline,
+    /// The outline and the page counts of one project's subprojects.
+    Project(&'a str),
+    /// The outline and one subproject's pages.
+    Subproject(&'a str, &'a str),
+    /// Every folder (search, the master manifest, the home page's counts).
+    Everything,
+}
+
+/// What [`write_index`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexSummary {
+    /// Pages indexed.
+    pub pages: usize,
+    /// Distinct keys (trigrams and bigrams) in the key table.
+    pub keys: usize,
+    /// Bytes of the index on disk.
+    pub bytes: u64,
+    /// Bytes of the page files indexed.
+    pub corpus_bytes: u64,
+}
+
+/// An opened index: the navigation file read, the rest read on demand.
+#[derive(Debug, Clone)]
+pub struct Index {
+    dir: PathBuf,
+    nav: NavFile,
+    /// `(project, subproject)` by subproject number.
+    subs: Vec<(String, String)>,
+    /// Whether the build (and so the content) was copied since it was written: folder times
+    /// then say nothing, and listings are compared instead.
+    copied: bool,
+}
+
+/// The hash recorded for page files and listings.
+pub(crate) fn hash(bytes: &[u8]) -> u64 {
+    twox_hash::XxHash3_64::oneshot(bytes)
+}
+
+fn mtime_ns(path: &Path) -> u64 {
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// The listing of a folder as the index records it: projects under the root, subprojects
+/// under a project, page ids under a subproject.
+fn listing(dir: &Path, level: usize) -> Result<u64, ContentError> {
+    let mut names = match level {
+        0 => list(dir, Kind::Dir)?,
+        1 => list(dir, Kind::Dir)?,
+        _ => list(dir, Kind::Page)?,
+    };
+    if level == 0 {
+        names.retain(|n| n != REPORTS_DIR);
+    }
+    Ok(hash(names.join("\n").as_bytes()))
+}
+
+fn dir_record(dir: &Path, level: usize) -> Result<DirRecord, ContentError> {
+    Ok(DirRecord {
+        mtime_ns: mtime_ns(dir),
+        listing: listing(dir, level)?,
+    })
+}
+
+/// The keys a text is indexed under: every byte trigram of the folded text, and every pair
+/// of ASCII bytes (for two-character queries). Sorted, without duplicates.
+fn keys_of(folded: &[u8]) -> Vec<u32> {
+    let mut keys = Vec::with_capacity(folded.len() * 2);
+    for w in folded.windows(3) {
+        keys.push(format::trigram(w[0], w[1], w[2]));
+    }
+    for w in folded.windows(2) {
+        if w[0].is_ascii() && w[1].is_ascii() {
+            keys.push(format::bigram(w[0], w[1]));
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// The keys a folded query needs: its bigram when it is two bytes, else its trigrams.
+fn query_keys(folded: &[u8]) -> Vec<u32> {
+    if folded.len() == 2 {
+        return vec![format::bigram(folded[0], folded[1])];
+    }
+    let mut keys: Vec<u32> = folded
+        .windows(3)
+        .map(|w| format::trigram(w[0], w[1], w[2]))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// Writes `path` through a temporary file and a rename, so a reader never sees half a file.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ContentError> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    fs::write(&tmp, bytes).map_err(|e| ContentError::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| ContentError::io(path, e))
+}
+
+/// Builds the index of `root` into `<out>/index/`. Files are replaced by rename, the
+/// navigation file last; every file carries the build's id, so a reader that meets files of
+/// two different builds treats the index as stale rather than mixing them.
+pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, ContentError> {
+    let dir = out.join(INDEX_DIR);
+    let sub_dir = dir.join(SUB_DIR);
+    fs::create_dir_all(&sub_dir).map_err(|e| ContentError::io(&sub_dir, e))?;
+
+    // Numbers: subprojects in (project, subproject) order, pages in search (path) order.
+    let mut projects = Vec::new();
+    let mut numbers: HashMap<(String, String), u32> = HashMap::new();
+    let mut sub_pages: Vec<Vec<IndexedPage>> = Vec::new();
+    for p in root.projects()? {
+        let pdir = root.path().join(&p.id);
+        let mut subprojects = Vec::new();
+        for s in root.subprojects(&p.id)?.unwrap_or_default() {
+            let number = u32::try_from(sub_pages.len()).unwrap_or(u32::MAX);
+            numbers.insert((p.id.clone(), s.id.clone()), number);
+            sub_pages.push(Vec::new());
+            subprojects.push(IndexedSubproject {
+                dir: dir_record(&pdir.join(&s.id), 2)?,
+                id: s.id,
+                name: s.name,
+                description: s.description,
+                doc_count: s.doc_count,
+                number,
+            });
+        }
+        projects.push(IndexedProject {
+            dir: dir_record(&pdir, 1)?,
+            id: p.id,
+            name: p.name,
+            description: p.description,
+            doc_count: p.doc_count,
+            subprojects,
+        });
+    }
+
+    let paths = root.all_page_paths()?;
+    let mut postings: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut pages = PagesWriter::default();
+    let mut build_hasher = Vec::with_capacity(paths.len() * 8);
+    let mut corpus_bytes = 0u64;
+    let mut number = 0u32;
+    for (p, s, id) in &paths {
+        // A page removed while building is left out, as the live scan would.
+        let Some(raw) = root.raw(p, s, id)? else {
+            continue;
+        };
+        let Some(&sub) = numbers.get(&(p.clone(), s.clone())) else {
+            continue;
+        };
+        let page_hash = hash(&raw);
+        build_hasher.extend_from_slice(&page_hash.to_le_bytes());
+        corpus_bytes += raw.len() as u64;
+        for key in keys_of(fold(&searchable(&raw)).as_bytes()) {
+            postings.entry(key).or_default().push(number);
+        }
+        let parsed = parse_page(id, &raw);
+        pages.push(sub, id, raw.len() as u64, page_hash);
+        sub_pages[sub as usize].push(IndexedPage {
+            id: id.clone(),
+            title: parsed.title,
+            summary: parsed.summary,
+            number,
+            size: raw.len() as u64,
+            hash: page_hash,
+        });
+        number += 1;
+    }
+    let nav_json_projects = serde_json::to_vec(&projects)?;
+    build_hasher.extend_from_slice(&nav_json_projects);
+    let build_id = hash(&build_hasher);
+
+    let mut keys: Vec<u32> = postings.keys().copied().collect();
+    keys.sort_unstable();
+    let mut grams = GramsWriter::default();
+    let mut lists = Vec::new();
+    for key in &keys {
+        let start = lists.len() as u64;
+        encode_postings(&postings[key], number, &mut lists);
+        grams.push(*key, start, (lists.len() as u64 - start) as u32);
+    }
+    drop(postings);
+
+    write_atomic(&dir.join(POSTINGS_FILE), &lists)?;
+    write_atomic(&dir.join(GRAMS_FILE), &grams.finish(build_id))?;
+    write_atomic(&dir.join(PAGES_FILE), &pages.finish(build_id))?;
+    for (n, list) in sub_pages.into_iter().enumerate() {
+        let sub = SubFile {
+            build_id,
+            pages: {
+                let mut list = list;
+                list.sort_by(|a, b| a.id.cmp(&b.id));
+                list
+            },
+        };
+        write_atomic(
+            &sub_dir.join(format!("{n}.json")),
+            &serde_json::to_vec(&sub)?,
+        )?;
+    }
+    let nav = NavFile {
+        format: FORMAT,
+        build_id,
+        stamp_ns: mtime_ns(&dir.join(GRAMS_FILE)),
+        pages: number,
+        root: dir_record(root.path(), 0)?,
+        projects,
+    };
+    write_atomic(&dir.join(NAV_FILE), &serde_json::to_vec(&nav)?)?;
+
+    let bytes = dir_size(&dir)?;
+    Ok(IndexSummary {
+        pages: number as usize,
+        keys: keys.len(),
+        bytes,
+        corpus_bytes,
+    })
+}
+
+fn dir_size(dir: &Path) -> Result<u64, ContentError> {
+    let mut total = 0;
+    for entry in fs::read_dir(dir).map_err(|e| ContentError::io(dir, e))? {
+        let entry = entry.map_err(|e| ContentError::io(dir, e))?;
+        let meta = entry
+            .metadata()
+            .map_err(|e| ContentError::io(entry.path(), e))?;
+        total += if meta.is_dir() {
+            dir_size(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
+
+impl Index {
+    /// Opens the index in a build directory, reading only its navigation file.
+    /// [`ContentError::PrebuiltMissing`] when there is none; [`ContentError::IndexFormat`]
+    /// when it was written by another version of dochub.
+    pub fn open(build_dir: impl AsRef<Path>) -> Result<Index, ContentError> {
+        let dir = build_dir.as_ref().join(INDEX_DIR);
+        let Some(bytes) = read_file(&dir.join(NAV_FILE))? else {
+            return Err(ContentError::PrebuiltMissing {
+                path: build_dir.as_ref().to_path_buf(),
+            });
+        };
+        #[derive(Deserialize)]
+        struct Version {
+            format: u32,
+        }
+        let version: Version = serde_json::from_slice(&bytes)?;
+        if version.format != FORMAT {
+            return Err(ContentError::IndexFormat {
+                found: version.format,
+                expected: FORMAT,
+            });
+        }
+        let nav: NavFile = serde_json::from_slice(&bytes)?;
+        let subs = nav
+            .projects
+            .iter()
+            .flat_map(|p| p.subprojects.iter().map(|s| (p.id.clone(), s.id.clone())))
+            .collect();
+        let copied = nav.stamp_ns == 0 || mtime_ns(&dir.join(GRAMS_FILE)) != nav.stamp_ns;
+        Ok(Index {
+            dir,
+            nav,
+            subs,
+            copied,
+        })
+    }
+
+    /// Every project, sorted by id.
+    pub fn projects(&self) -> &[IndexedProject] {
+        &self.nav.projects
+    }
+
+    /// One project.
+    pub fn project(&self, id: &str) -> Option<&IndexedProject> {
+        self.nav.projects.iter().find(|p| p.id == id)
+    }
+
+    /// One subproject.
+    pub fn subproject(&self, project: &str, subproject: &str) -> Option<&IndexedSubproject> {
+        self.project(project)?
+            .subprojects
+            .iter()
+            .find(|s| s.id == subproject)
+    }
+
+    /// Pages across all projects.
+    pub fn total_documents(&self) -> usize {
+        self.nav.pages as usize
+    }
+
+    /// A subproject's pages, sorted by id (one small file read).
+    pub fn pages(
+        &self,
+        subproject: &IndexedSubproject,
+    ) -> Result<Indexed<Vec<IndexedPage>>, ContentError> {
+        let path = self
+            .dir
+            .join(SUB_DIR)
+            .join(format!("{}.json", subproject.number));
+        let Some(bytes) = read_file(&path)? else {
+            return Ok(Indexed::Stale(format!("`{}` is missing", path.display())));
+        };
+        let sub: SubFile = serde_json::from_slice(&bytes)?;
+        if sub.build_id != self.nav.build_id {
+            return Ok(Indexed::Stale("the index is being rebuilt".into()));
+        }
+        Ok(Indexed::Fresh(sub.pages))
+    }
+
+    /// Whether the folders `scope` depends on are as the build recorded them: `None` when
+    /// they are, else what changed. One `stat` per folder (in a copied build, a listing for
+    /// each folder whose time differs).
+    pub fn check(
+        &self,
+        root: &ContentRoot,
+        scope: Scope<'_>,
+    ) -> Result<Option<String>, ContentError> {
+        let base = root.path();
+        if let Some(reason) = check_dir(base, 0, &self.nav.root, "the content root", self.copied)? {
+            return Ok(Some(reason));
+        }
+        for p in &self.nav.projects {
+            let pdir = base.join(&p.id);
+            if let Some(reason) = check_dir(&pdir, 1, &p.dir, &p.id, self.copied)? {
+                return Ok(Some(reason));
+            }
+            for s in &p.subprojects {
+                let wanted = match scope {
+                    Scope::Outline => false,
+                    Scope::Project(id) => id == p.id,
+                    Scope::Subproject(pid, sid) => pid == p.id && sid == s.id,
+                    Scope::Everything => true,
+                };
+                if wanted {
+                    let name = format!("{}/{}", p.id, s.id);
+                    if let Some(reason) =
+                        check_dir(&pdir.join(&s.id), 2, &s.dir, &name, self.copied)?
+                    {
+                        return Ok(Some(reason));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether a page file read for an answer is the one the build indexed: `None` when it
+    /// is, else what changed.
+    pub fn verify(page: &IndexedPage, path: &str, raw: Option<&[u8]>) -> Option<String> {
+        match raw {
+            None => Some(format!("`{path}` was removed")),
+            Some(raw) if raw.len() as u64 != page.size || hash(raw) != page.hash => {
+                Some(format!("`{path}` was edited"))
+            }
+            Some(_) => None,
+        }
+    }
+
+    /// Searches through the index; the same answer as [`ContentRoot::search`] when fresh.
+    /// A query under the minimum length is [`ContentError::QueryTooShort`], as live.
+    pub fn search(
+        &self,
+        root: &ContentRoot,
+        query: &str,
+    ) -> Result<Indexed<SearchResults>, ContentError> {
+        let q = Query::new(query)?;
+        if let Some(reason) = self.check(root, Scope::Everything)? {
+            return Ok(Indexed::Stale(reason));
+        }
+        let Some(candidates) = self.candidates(q.folded().as_bytes())? else {
+            return Ok(Indexed::Stale("the index is being rebuilt".into()));
+        };
+        let mut pages = PagesFile::open(&self.dir.join(PAGES_FILE))?;
+        if pages.build_id() != self.nav.build_id {
+            return Ok(Indexed::Stale("the index is being rebuilt".into()));
+        }
+        let mut results = Vec::new();
+        for number in candidates {
+            let record = pages.record(number)?;
+            let Some((p, s)) = self.subs.get(record.sub as usize) else {
+                return Ok(Indexed::Stale("the index is damaged".into()));
+            };
+            let path = format!("{p}/{s}/{}", record.id);
+            let raw = root.raw(p, s, &record.id)?;
+            let page = IndexedPage {
+                id: String::new(),
+                title: String::new(),
+                summary: String::new(),
+                number,
+                size: record.size,
+                hash: record.hash,
+            };
+            if let Some(reason) = Index::verify(&page, &path, raw.as_deref()) {
+                return Ok(Indexed::Stale(reason));
+            }
+            let raw = raw.unwrap_or_default();
+            if let Some(hit) = page_hit(&q, path, &record.id, &raw) {
+                results.push(hit);
+                if results.len() == MAX_RESULTS {
+                    break;
+                }
+            }
+        }
+        Ok(Indexed::Fresh(SearchResults {
+            query: query.to_owned(),
+            results,
+        }))
+    }
+
+    /// Page numbers that may contain the folded query, in path order; `None` when the key
+    /// table belongs to another build.
+    fn candidates(&self, folded: &[u8]) -> Result<Option<Vec<u32>>, ContentError> {
+        let keys = query_keys(folded);
+        let mut grams = Grams::open(&self.dir.join(GRAMS_FILE))?;
+        if grams.build_id() != self.nav.build_id {
+            return Ok(None);
+        }
+        let mut spans = Vec::with_capacity(keys.len());
+        for key in keys {
+            match grams.find(key)? {
+                Some(span) => spans.push(span),
+                None => return Ok(Some(Vec::new())),
+            }
+        }
+        // Shortest lists first: the intersection only shrinks.
+        spans.sort_by_key(|&(_, len)| len);
+        let postings_path = self.dir.join(POSTINGS_FILE);
+        let mut file = format::open(&postings_path)?;
+        let mut result: Option<Vec<u32>> = None;
+        for (offset, len) in spans {
+            let bytes = format::read_at(&mut file, &postings_path, offset, len as usize)?;
+            let list = decode_postings(&bytes, self.nav.pages).ok_or_else(|| {
+                ContentError::IndexDamaged {
+                    path: postings_path.clone(),
+                }
+            })?;
+            result = Some(match result {
+                None => list,
+                Some(acc) => intersect(&acc, &list),
+            });
+            if result.as_ref().is_some_and(Vec::is_empty) {
+                break;
+            }
+        }
+        Ok(Some(result.unwrap_or_default()))
+    }
+}
+
+fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(a.len().min(b.len()));
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+fn check_dir(
+    dir: &Path,
+    level: usize,
+    record: &DirRecord,
+    name: &str,
+    copied: bool,
+) -> Result<Option<String>, ContentError> {
+    if record.mtime_ns != 0 && mtime_ns(dir) == record.mtime_ns {
+        return Ok(None);
+    }
+    // A copy keeps names, not times; nothing changes in it after the copy, so the listing is
+    // what can still differ from the build.
+    if (copied || record.mtime_ns == 0) && listing(dir, level)? == record.listing {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "`{name}` changed since the index was built (rebuild with `dochub build`)"
+    )))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,361 @@
+//! The index answers exactly what the live tree answers, and notices when it no longer can.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::*;
+use crate::corpus::{COMMON_TERM, RARE_TERM, Spec, generate};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn build(content: &Path) -> (ContentRoot, tempfile::TempDir, Index) {
+    let root = ContentRoot::open(content).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write_index(&root, out.path()).unwrap();
+    let index = Index::open(out.path()).unwrap();
+    (root, out, index)
+}
+
+/// A generated tree plus pages that exercise the edges: a BOM, bytes that are not UTF-8,
+/// characters whose lowercase is longer, an empty page, a page with no frontmatter.
+fn generated() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec {
+        projects: 3,
+        subprojects: 3,
+        pages: 12,
+        page_bytes: 1500,
+    };
+    generate(dir.path(), &spec).unwrap();
+    let odd = dir.path().join("p01").join("odd");
+    fs::create_dir_all(&odd).unwrap();
+    fs::write(
+        odd.join("bom.md"),
+        "\u{feff}---\ntitle: Bom\n---\nÜBER die STRAßE İx\n",
+    )
+    .unwrap();
+    fs::write(odd.join("latin1.md"), b"caf\xe9 au lait \xff\xfe end\n").unwrap();
+    fs::write(odd.join("empty.md"), b"").unwrap();
+    fs::write(
+        odd.join("plain.md"),
+        "no frontmatter, ΣΟΦΊΑ and 日本語\ttabs\r\nCRLF\n",
+    )
+    .unwrap();
+    fs::write(odd.join("a-b.md"), "dash sorts before slash: quasar\n").unwrap();
+    // `p01/odd-x` sorts between `p01/odd/...` and `p01/s..` by path, not by folder.
+    let odd_x = dir.path().join("p01").join("odd-x");
+    fs::create_dir_all(&odd_x).unwrap();
+    fs::write(odd_x.join("z.md"), "SERVICE in capitals\n").unwrap();
+    dir
+}
+
+/// Queries cut from the pages' own text (so most match somewhere), plus fixed ones.
+fn queries(root: &ContentRoot) -> Vec<String> {
+    let mut out: Vec<String> = [
+        RARE_TERM,
+        COMMON_TERM,
+        "SERVICE",
+        "the",
+        "th",
+        "e s",
+        "zz",
+        "qu",
+        "über",
+        "ÜBER",
+        "straße",
+        "STRASSE",
+        "σοφία",
+        "ΣΟΦΊΑ",
+        "日本",
+        "日本語",
+        "i̇x",
+        "éé",
+        "café",
+        "\u{fffd}\u{fffd}",
+        "  quasar  ",
+        "the service",
+        "title:",
+        "---",
+        "nothing-matches-this",
+        "a\tb",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut seed = 7u64;
+    for (p, s, id) in root.all_page_paths().unwrap() {
+        let raw = root.raw(&p, &s, &id).unwrap().unwrap();
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let chars: Vec<char> = text.chars().collect();
+        for _ in 0..3 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if chars.len() < 3 {
+                break;
+            }
+            let len = 2 + (seed >> 33) as usize % 7;
+            let start = (seed >> 13) as usize % chars.len().saturating_sub(len).max(1);
+            let q: String = chars[start..(start + len).min(chars.len())]
+                .iter()
+                .collect();
+            if q.trim().chars().count() >= 2 {
+                out.push(q);
+            }
+        }
+    }
+    out
+}
+
+fn assert_same_answers(content: &Path) {
+    let (root, _out, index) = build(content);
+    let qs = queries(&root);
+    assert!(qs.len() > 20);
+    for q in qs {
+        let live = root.search(&q).unwrap();
+        match index.search(&root, &q).unwrap() {
+            Indexed::Fresh(indexed) => {
+                assert_eq!(indexed, live, "query {q:?} in {}", content.display())
+            }
+            Indexed::Stale(reason) => panic!("fresh index reported stale: {reason}"),
+        }
+    }
+    for q in ["", "a", " é ", "  "] {
+        assert!(
+            matches!(index.search(&root, q), Err(ContentError::QueryTooShort)),
+            "{q:?}"
+        );
+    }
+}
+
+#[test]
+fn search_matches_the_live_scan_on_every_fixture_tree() {
+    for tree in ["tests/fixtures/basic", "tests/fixtures/docs", "content"] {
+        assert_same_answers(&repo().join(tree));
+    }
+}
+
+#[test]
+fn search_matches_the_live_scan_on_a_generated_tree() {
+    let dir = generated();
+    assert_same_answers(dir.path());
+    // The fixed queries really exercise each path: common, rare, two bytes, non-ASCII.
+    let (root, _out, index) = build(dir.path());
+    let hits = |q: &str| match index.search(&root, q).unwrap() {
+        Indexed::Fresh(r) => r.results.len(),
+        Indexed::Stale(reason) => panic!("{reason}"),
+    };
+    assert_eq!(hits(COMMON_TERM), MAX_RESULTS);
+    assert!((1..MAX_RESULTS).contains(&hits(RARE_TERM)));
+    assert_eq!(hits("th"), MAX_RESULTS);
+    assert!(hits("ΣΟΦΊΑ") > 0 && hits("über") > 0 && hits("i̇x") > 0);
+}
+
+#[test]
+fn navigation_matches_the_manifests() {
+    for tree in ["tests/fixtures/basic", "tests/fixtures/docs", "content"] {
+        let (root, _out, index) = build(&repo().join(tree));
+        let master = root.master_manifest(chrono::Utc::now()).unwrap();
+        assert_eq!(index.total_documents(), master.total_documents, "{tree}");
+        assert_eq!(index.projects().len(), master.projects.len());
+        for (ip, mp) in index.projects().iter().zip(&master.projects) {
+            assert_eq!(
+                (
+                    &ip.id,
+                    &ip.name,
+                    &ip.description,
+                    ip.subprojects.len(),
+                    ip.doc_count
+                ),
+                (
+                    &mp.id,
+                    &mp.name,
+                    &mp.description,
+                    mp.subproject_count,
+                    mp.doc_count
+                )
+            );
+            let pm = root.project_manifest(&ip.id).unwrap().unwrap();
+            for (is, ms) in ip.subprojects.iter().zip(&pm.subprojects) {
+                assert_eq!(
+                    (&is.id, &is.name, &is.description, is.doc_count),
+                    (&ms.id, &ms.name, &ms.description, ms.doc_count)
+                );
+                let sm = root.subproject_manifest(&ip.id, &is.id).unwrap().unwrap();
+                let Indexed::Fresh(pages) = index.pages(is).unwrap() else {
+                    panic!("stale")
+                };
+                let got: Vec<_> = pages
+                    .iter()
+                    .map(|p| (&p.id, &p.title, &p.summary))
+                    .collect();
+                let want: Vec<_> = sm
+                    .documents
+                    .iter()
+                    .map(|d| (&d.id, &d.title, &d.summary))
+                    .collect();
+                assert_eq!(got, want, "{tree}/{}/{}", ip.id, is.id);
+            }
+        }
+        for scope in [
+            Scope::Outline,
+            Scope::Everything,
+            Scope::Project("alpha"),
+            Scope::Subproject("alpha", "guide"),
+        ] {
+            assert_eq!(index.check(&root, scope).unwrap(), None, "{tree} {scope:?}");
+        }
+    }
+}
+
+fn set_mtime(path: &Path, t: SystemTime) {
+    fs::File::open(path).unwrap().set_modified(t).unwrap();
+}
+
+#[test]
+fn a_changed_tree_is_reported_stale() {
+    let dir = generated();
+    let (root, _out, index) = build(dir.path());
+    let page = dir.path().join("p00/s01/page-0003.md");
+
+    // An edit in place that keeps the size: the folders look the same, the file does not.
+    let mut bytes = fs::read(&page).unwrap();
+    let at = bytes.windows(9).position(|w| w == b"# Page 3:").unwrap();
+    bytes[at + 2] = b'X';
+    fs::write(&page, &bytes).unwrap();
+    // The old text's words make the page a candidate, so it is read, and found changed.
+    let probe = "# Page 3:";
+    assert!(
+        matches!(index.search(&root, probe).unwrap(), Indexed::Stale(ref r) if r.contains("p00/s01/page-0003") && r.contains("edited")),
+        "{probe:?}"
+    );
+
+    // A new page changes its folder's listing and time.
+    let (root, _out, index) = build(dir.path());
+    fs::write(dir.path().join("p02/s00/new.md"), "fresh quasar text\n").unwrap();
+    let Indexed::Stale(reason) = index.search(&root, "quasar").unwrap() else {
+        panic!("a new page went unnoticed");
+    };
+    assert!(reason.contains("p02/s00"), "{reason}");
+    assert!(
+        index
+            .check(&root, Scope::Subproject("p02", "s00"))
+            .unwrap()
+            .is_some()
+    );
+    // Folders the answer does not depend on are not looked at.
+    assert_eq!(
+        index.check(&root, Scope::Subproject("p01", "s00")).unwrap(),
+        None
+    );
+
+    // A removed subproject or project shows in its parent's listing.
+    let (root, _out, index) = build(dir.path());
+    fs::remove_dir_all(dir.path().join("p01/odd-x")).unwrap();
+    assert!(
+        index
+            .check(&root, Scope::Outline)
+            .unwrap()
+            .unwrap()
+            .contains("p01")
+    );
+    let (root, _out, index) = build(dir.path());
+    fs::create_dir_all(dir.path().join("p99/s00")).unwrap();
+    assert!(
+        index
+            .check(&root, Scope::Outline)
+            .unwrap()
+            .unwrap()
+            .contains("content root")
+    );
+}
+
+#[test]
+fn a_copied_tree_with_new_times_is_still_current() {
+    // `spin up` copies mounted folders: same names and bytes, new modification times.
+    let dir = generated();
+    let (root, _out, index) = build(dir.path());
+    let later = SystemTime::now() + Duration::from_secs(3600);
+    for d in ["", "p00", "p00/s00", "p01", "p01/odd"] {
+        set_mtime(&dir.path().join(d), later);
+    }
+    // Not copied (the build's own time is as written): a folder's new time means a change.
+    assert!(index.check(&root, Scope::Everything).unwrap().is_some());
+    set_mtime(&_out.path().join(INDEX_DIR).join(GRAMS_FILE), later);
+    let index = Index::open(_out.path()).unwrap();
+    assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
+    assert!(matches!(
+        index.search(&root, RARE_TERM).unwrap(),
+        Indexed::Fresh(_)
+    ));
+    // In a copy, a page added or removed before the copy still shows in the listing.
+    fs::write(dir.path().join("p00/s00/late.md"), "late\n").unwrap();
+    assert!(
+        index
+            .check(&root, Scope::Subproject("p00", "s00"))
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[test]
+fn other_formats_and_mixed_builds_are_not_used() {
+    let dir = generated();
+    let root = ContentRoot::open(dir.path()).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        Index::open(out.path()),
+        Err(ContentError::PrebuiltMissing { .. })
+    ));
+    write_index(&root, out.path()).unwrap();
+    let nav = out.path().join(INDEX_DIR).join(NAV_FILE);
+    let text = fs::read_to_string(&nav).unwrap();
+    fs::write(&nav, text.replacen("\"format\":1", "\"format\":99", 1)).unwrap();
+    assert!(matches!(
+        Index::open(out.path()),
+        Err(ContentError::IndexFormat {
+            found: 99,
+            expected: FORMAT
+        })
+    ));
+    // Files of another build (a rebuild half done) are stale, never mixed.
+    fs::write(&nav, &text).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("p00/s00/extra.md"), "x quasar\n").unwrap();
+    write_index(&ContentRoot::open(dir.path()).unwrap(), other.path()).unwrap();
+    fs::copy(
+        other.path().join(INDEX_DIR).join(GRAMS_FILE),
+        out.path().join(INDEX_DIR).join(GRAMS_FILE),
+    )
+    .unwrap();
+    fs::remove_file(dir.path().join("p00/s00/extra.md")).unwrap();
+    let index = Index::open(out.path()).unwrap();
+    // The folder's time changed but its listing is the built one, and the copied key table
+    // makes the index compare listings: only the build id differs.
+    let root = ContentRoot::open(dir.path()).unwrap();
+    assert!(index.copied);
+    assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
+    assert!(
+        matches!(index.search(&root, "quasar").unwrap(), Indexed::Stale(ref r) if r.contains("rebuilt"))
+    );
+}
+
+#[test]
+fn the_index_is_smaller_than_the_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec {
+        projects: 2,
+        subprojects: 5,
+        pages: 30,
+        page_bytes: 8000,
+    };
+    generate(dir.path(), &spec).unwrap();
+    let root = ContentRoot::open(dir.path()).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let summary = write_index(&root, out.path()).unwrap();
+    assert_eq!(summary.pages, 300);
+    assert!(summary.bytes < summary.corpus_bytes, "{summary:?}");
+}

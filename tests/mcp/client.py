@@ -1,0 +1,70 @@
+"""Drives `dochub mcp` with the official Python MCP SDK over stdio, for the end-to-end tests.
+
+Usage: python client.py SCRIPT_JSON
+
+SCRIPT_JSON is {"command": str, "args": [str], "env": {str: str}, "steps": [step]}. Each step is
+one of:
+  {"op": "list_tools"} | {"op": "call", "tool": str, "arguments": {...}}
+  {"op": "list_resources"} | {"op": "read_resource", "uri": str}
+  {"op": "http", "url": str}       GET a URL directly (the hub's state between MCP calls)
+  {"op": "exec", "argv": [str]}    run a fixed program (the test drops the SSH link this way)
+Prints one JSON document: {"initialize": {...}, "steps": [{"ok": result} | {"error": str}, ...]},
+each step with "ms", its wall-clock time. A failing step does not stop the script: the tests
+check that the server keeps answering after errors.
+"""
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def dump(result):
+    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+async def step(session, s):
+    op = s["op"]
+    if op == "list_tools":
+        return dump(await session.list_tools())
+    if op == "call":
+        return dump(await session.call_tool(s["tool"], s.get("arguments", {})))
+    if op == "list_resources":
+        return dump(await session.list_resources())
+    if op == "read_resource":
+        return dump(await session.read_resource(s["uri"]))
+    if op == "http":
+        with urllib.request.urlopen(s["url"], timeout=30) as r:
+            return json.loads(r.read())
+    if op == "exec":
+        done = subprocess.run(s["argv"], capture_output=True, text=True, timeout=30)
+        return {"status": done.returncode}
+    raise ValueError(f"unknown op {op}")
+
+
+async def main(script):
+    params = StdioServerParameters(
+        command=script["command"], args=script.get("args", []), env=script.get("env")
+    )
+    out = {"steps": []}
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            out["initialize"] = dump(await session.initialize())
+            for s in script["steps"]:
+                start = time.perf_counter()
+                try:
+                    entry = {"ok": await step(session, s)}
+                except Exception as e:  # a protocol error is a result the test checks
+                    entry = {"error": f"{type(e).__name__}: {e}"}
+                entry["ms"] = (time.perf_counter() - start) * 1000
+                out["steps"].append(entry)
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(json.loads(sys.argv[1])))

@@ -1,0 +1,363 @@
+//! The `dochub` command against the real components under the host: every subcommand, the
+//! `--json` shapes, and the error exits a user meets (connection refused, 404, 401).
+
+use std::process::{Output, Stdio};
+
+use dochub_content::auth::token_digest;
+use dochub_tests::clients::dochub_bin;
+use dochub_tests::{TestApp, fixture};
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+
+/// Runs `dochub` with `args`, `env` and `stdin`. `RUST_BACKTRACE=1` is always set: a backtrace
+/// must never reach the user anyway.
+async fn dochub(args: &[&str], env: &[(&str, &str)], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = tokio::process::Command::new(dochub_bin().expect("dochub builds"));
+    cmd.args(args)
+        .env_remove("DOCHUB_URL")
+        .env_remove("DOCHUB_TOKEN")
+        .env("RUST_BACKTRACE", "1")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("dochub runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    if let Some(bytes) = stdin {
+        input.write_all(bytes).await.expect("stdin takes the body");
+    }
+    drop(input);
+    child.wait_with_output().await.expect("dochub finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_out(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+/// A failure: exit 2, exactly one line on stderr containing `needle`, no backtrace, no stdout.
+fn assert_one_line_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(needle), "`{needle}` in {err}");
+    assert!(
+        !err.contains("backtrace") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "{}", stdout(o));
+}
+
+async fn basic_app() -> TestApp {
+    TestApp::builder()
+        .content(fixture("basic"))
+        .start()
+        .await
+        .expect("app starts")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn docs_ls_cat_search_and_report() {
+    let app = basic_app().await;
+    let url = app.base_url().to_owned();
+    let run = |args: Vec<&'static str>| {
+        let url = url.clone();
+        async move {
+            let mut all = vec!["--url", url.as_str()];
+            all.extend(args);
+            dochub(&all, &[], None).await
+        }
+    };
+
+    let o = run(vec!["docs", "ls"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("alpha  Alpha Project (2 subprojects, "),
+        "{}",
+        stdout(&o)
+    );
+    let master = json_out(&run(vec!["docs", "ls", "--json"]).await);
+    let api: Value = reqwest::get(app.url("/api/manifest"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(master["projects"], api["projects"]);
+    assert_eq!(master["total_documents"], 9);
+
+    let o = run(vec!["docs", "ls", "alpha"]).await;
+    let text = stdout(&o);
+    assert!(text.contains("alpha/guide  "), "{text}");
+    assert!(text.contains("alpha/reference  "), "{text}");
+    let project = json_out(&run(vec!["--json", "docs", "ls", "alpha"]).await);
+    assert_eq!(project["project"]["id"], "alpha");
+
+    let o = run(vec!["docs", "ls", "alpha/guide"]).await;
+    let text = stdout(&o);
+    assert!(
+        text.lines().any(|l| l.starts_with("alpha/guide/install  ")),
+        "{text}"
+    );
+    let sub = json_out(&run(vec!["docs", "ls", "alpha/guide", "--json"]).await);
+    assert_eq!(sub["documents"].as_array().unwrap().len(), 7);
+
+    // cat: the file's bytes exactly, frontmatter included (and a non-UTF-8 page untouched).
+    for page in ["install", "latin1"] {
+        let path = format!("alpha/guide/{page}");
+        let o = dochub(&["--url", &url, "docs", "cat", &path], &[], None).await;
+        assert!(o.status.success(), "{}", stderr(&o));
+        let disk = std::fs::read(fixture("basic").join(format!("{path}.md"))).unwrap();
+        assert_eq!(o.stdout, disk, "{path}");
+    }
+    let page = json_out(&run(vec!["docs", "cat", "alpha/guide/install", "--json"]).await);
+    assert_eq!(page["path"], "alpha/guide/install");
+    assert!(page["markdown"].as_str().unwrap().starts_with("---"));
+
+    let o = run(vec!["docs", "search", "install"]).await;
+    let text = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = text.lines().next().unwrap_or("");
+    assert!(first.starts_with("alpha/guide/"), "{text}");
+    assert!(
+        first.starts_with("alpha/guide/index  Guide Home  ---"),
+        "path, title, excerpt: {first}"
+    );
+    let results = json_out(&run(vec!["docs", "search", "install", "--json"]).await);
+    assert_eq!(results["query"], "install");
+    assert!(results["results"][0]["excerpt"].is_string());
+
+    let o = run(vec!["report"]).await;
+    let api: Value = reqwest::get(app.url("/api/report/latest"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        serde_json::to_string_pretty(&api).unwrap() + "\n"
+    );
+    assert_eq!(json_out(&run(vec!["report", "--json"]).await), api);
+    assert_eq!(
+        stdout(&run(vec!["report", "--json"]).await).lines().count(),
+        1
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hub_send_inbox_machines() {
+    let app = basic_app().await;
+    let url = app.base_url().to_owned();
+    let env = [("DOCHUB_URL", url.as_str())];
+
+    let o = dochub(
+        &[
+            "hub",
+            "send",
+            "--from",
+            "laptop",
+            "--to",
+            "ci-runner",
+            "deploy done",
+        ],
+        &env,
+        None,
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("sent message ") && stdout(&o).ends_with(" to ci-runner\n"),
+        "{}",
+        stdout(&o)
+    );
+    // `-`: the body from stdin, quotes, `$()` and newlines untouched.
+    let body = "line one\n\"quoted\" $(rm -rf /) `x`\nline three";
+    let sent = json_out(
+        &dochub(
+            &[
+                "hub",
+                "send",
+                "--from",
+                "laptop",
+                "--to",
+                "ci-runner",
+                "-",
+                "--json",
+            ],
+            &env,
+            Some(body.as_bytes()),
+        )
+        .await,
+    );
+    assert_eq!(sent["from"], "laptop");
+    assert_eq!(sent["to"], "ci-runner");
+    assert_eq!(sent["body"], body);
+    assert!(sent["id"].as_u64().unwrap() > 0);
+    assert!(sent["timestamp"].is_string());
+
+    let o = dochub(&["hub", "inbox", "ci-runner"], &env, None).await;
+    let text = stdout(&o);
+    assert!(
+        text.contains(" laptop -> ci-runner\n  deploy done\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n  \"quoted\" $(rm -rf /) `x`\n"), "{text}");
+    let inbox = json_out(
+        &dochub(
+            &["hub", "inbox", "ci-runner", "--limit", "1", "--json"],
+            &env,
+            None,
+        )
+        .await,
+    );
+    assert_eq!(inbox["machine"], "ci-runner");
+    let messages = inbox["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1);
+    for key in ["id", "from", "to", "body", "timestamp", "read"] {
+        assert!(messages[0].get(key).is_some(), "{key} in {inbox}");
+    }
+    assert_eq!(messages[0]["body"], "deploy done");
+
+    // --ack: printed, then marked read; the next read is empty.
+    let acked = json_out(
+        &dochub(
+            &["hub", "inbox", "ci-runner", "--ack", "--json"],
+            &env,
+            None,
+        )
+        .await,
+    );
+    assert_eq!(acked["messages"].as_array().unwrap().len(), 2);
+    let o = dochub(&["hub", "inbox", "ci-runner"], &env, None).await;
+    assert_eq!(stdout(&o), "no unread messages for ci-runner\n");
+
+    let o = dochub(&["hub", "machines"], &env, None).await;
+    let text = stdout(&o);
+    assert!(text.lines().any(|l| l.starts_with("laptop  20")), "{text}");
+    let machines = json_out(&dochub(&["hub", "machines", "--json"], &env, None).await);
+    let names: Vec<&str> = machines
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"laptop") && names.contains(&"ci-runner"),
+        "{machines}"
+    );
+    assert!(machines[0]["last_seen"].is_string());
+
+    let o = dochub(
+        &["hub", "send", "--from", "all", "--to", "x", "hi"],
+        &env,
+        None,
+    )
+    .await;
+    assert_one_line_error(&o, "/api/send: 400 Bad Request");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn errors_are_one_line_with_a_nonzero_exit() {
+    // Nothing listens on a port just released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let closed = format!("http://127.0.0.1:{port}");
+    let o = dochub(&["--url", &closed, "docs", "ls"], &[], None).await;
+    assert_one_line_error(&o, &format!("cannot connect to {closed}"));
+    let o = dochub(
+        &["hub", "machines"],
+        &[("DOCHUB_URL", closed.as_str())],
+        None,
+    )
+    .await;
+    assert_one_line_error(&o, "set --url or DOCHUB_URL");
+
+    let app = basic_app().await;
+    let url = app.base_url().to_owned();
+    let o = dochub(
+        &["--url", &url, "docs", "cat", "alpha/guide/nope"],
+        &[],
+        None,
+    )
+    .await;
+    assert_one_line_error(&o, "/api/raw/alpha/guide/nope: 404 Not Found");
+    let o = dochub(&["--url", &url, "docs", "ls", "nope"], &[], None).await;
+    assert_one_line_error(&o, "/api/manifest/nope: 404 Not Found");
+    let o = dochub(&["--url", &url, "docs", "cat", "alpha"], &[], None).await;
+    assert_one_line_error(&o, "expected `<project>/<subproject>/<page>`");
+    let o = dochub(&["--url", &url, "docs", "search", "x"], &[], None).await;
+    assert_one_line_error(&o, "400 Bad Request");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tokens_come_from_dochub_token() {
+    let app = TestApp::builder()
+        .content(fixture("basic"))
+        .variable("environment", "production")
+        .variable("auth_tokens", &token_digest("docs-secret"))
+        .variable(
+            "hub_tokens",
+            &format!("laptop={}", token_digest("laptop-secret")),
+        )
+        .start()
+        .await
+        .expect("app starts");
+    let url = app.base_url().to_owned();
+    let o = dochub(&["--url", &url, "docs", "ls"], &[], None).await;
+    assert_one_line_error(&o, "/api/manifest: 401 Unauthorized");
+    assert!(stderr(&o).contains("set DOCHUB_TOKEN"), "{}", stderr(&o));
+    let o = dochub(
+        &["--url", &url, "docs", "ls"],
+        &[("DOCHUB_TOKEN", "wrong")],
+        None,
+    )
+    .await;
+    assert_one_line_error(&o, "401 Unauthorized");
+    let o = dochub(
+        &["--url", &url, "docs", "ls"],
+        &[("DOCHUB_TOKEN", "docs-secret")],
+        None,
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("alpha  "), "{}", stdout(&o));
+
+    let token = [("DOCHUB_TOKEN", "laptop-secret")];
+    let o = dochub(
+        &[
+            "--url", &url, "hub", "send", "--from", "laptop", "--to", "ci", "x",
+        ],
+        &token,
+        None,
+    )
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = dochub(&["--url", &url, "hub", "inbox", "ci"], &token, None).await;
+    assert_one_line_error(&o, "/api/inbox/ci: 403 Forbidden");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn usage_errors_name_the_problem() {
+    let o = dochub(&["hub", "inbox", "x", "--limit", "0"], &[], None).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--limit"), "{}", stderr(&o));
+    let o = dochub(&["mcp", "--machine", "all"], &[], None).await;
+    assert_one_line_error(&o, "`--machine` cannot be `all`");
+}

@@ -1,0 +1,342 @@
+//! `dochub mcp` driven by a third-party client, the official Python MCP SDK, over stdio: against
+//! the real components under the host, directly and through a real `sshd` on loopback.
+
+use std::collections::BTreeSet;
+
+use dochub_tests::clients::{Sshd, dochub_bin, mcp_python, run_mcp_client};
+use dochub_tests::{TestApp, fixture};
+use serde_json::{Value, json};
+
+async fn basic_app() -> TestApp {
+    TestApp::builder()
+        .content(fixture("basic"))
+        .start()
+        .await
+        .expect("app starts")
+}
+
+async fn send(app: &TestApp, from: &str, to: &str, body: &str) {
+    let res = reqwest::Client::new()
+        .post(app.url("/api/send"))
+        .json(&json!({"from": from, "to": to, "body": body}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.status(),
+        201,
+        "{}",
+        res.text().await.unwrap_or_default()
+    );
+}
+
+/// Whether the hub has the two-step acknowledgement (`POST /api/inbox/<m>/ack`).
+async fn hub_acks_in_two_steps(app: &TestApp) -> bool {
+    let res = reqwest::Client::new()
+        .post(app.url("/api/inbox/probe-machine/ack"))
+        .json(&json!({"through": 0}))
+        .send()
+        .await
+        .unwrap();
+    !matches!(res.status().as_u16(), 404 | 405)
+}
+
+fn call(tool: &str, arguments: Value) -> Value {
+    json!({"op": "call", "tool": tool, "arguments": arguments})
+}
+
+/// The steps' results, each `{"ok": ...}` or `{"error": ...}`.
+fn steps(report: &Value) -> &Vec<Value> {
+    report["steps"].as_array().expect("steps")
+}
+
+/// The text of a successful tool call (panics, with the result, on anything else).
+fn tool_text(step: &Value) -> String {
+    let result = &step["ok"];
+    assert_eq!(result["isError"], json!(false), "{step}");
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("text content in {step}"))
+        .to_owned()
+}
+
+fn tool_json(step: &Value) -> Value {
+    serde_json::from_str(&tool_text(step)).unwrap_or_else(|e| panic!("{e}: {step}"))
+}
+
+/// The error text of a failed tool call: a result with `isError`, not a protocol error.
+fn tool_error(step: &Value) -> String {
+    let result = &step["ok"];
+    assert_eq!(result["isError"], json!(true), "{step}");
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn bodies(inbox: &Value) -> Vec<String> {
+    inbox["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| m["body"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+/// Bodies of the unread messages in an inbox read straight from the hub.
+fn unread(inbox: &Value) -> Vec<String> {
+    inbox["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["read"] == json!(false))
+        .map(|m| m["body"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+fn page(path: &str) -> String {
+    String::from_utf8(std::fs::read(fixture("basic").join(format!("{path}.md"))).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_tool_and_resource_through_the_python_sdk() {
+    let Some(python) = mcp_python() else { return };
+    let app = basic_app().await;
+    for body in ["m1", "m2", "m3"] {
+        send(&app, "ci-runner", "laptop", body).await;
+    }
+    let two_step = hub_acks_in_two_steps(&app).await;
+    let inbox_url = app.url("/api/inbox/laptop?limit=500");
+    let script = json!({
+        "command": dochub_bin().unwrap(),
+        "args": ["mcp", "--machine", "laptop", "--hub", app.base_url()],
+        "steps": [
+            {"op": "list_tools"},
+            call("list_machines", json!({})),
+            call("read_inbox", json!({"limit": 2})),
+            {"op": "http", "url": inbox_url},
+            call("read_inbox", json!({"limit": 2})),
+            {"op": "http", "url": inbox_url},
+            call("read_inbox", json!({})),
+            call("send_message", json!({"to": "ci-runner", "body": "hello from mcp"})),
+            call("send_message", json!({"to": "not a name!", "body": "x"})),
+            call("list_docs", json!({})),
+            call("list_docs", json!({"path": "alpha"})),
+            call("list_docs", json!({"path": "alpha/guide"})),
+            call("read_doc", json!({"path": "alpha/guide/install"})),
+            call("read_doc", json!({"path": "alpha/guide/nope"})),
+            call("search_docs", json!({"query": "install"})),
+            call("search_docs", json!({"query": "x"})),
+            {"op": "list_resources"},
+            {"op": "read_resource", "uri": "dochub://docs/alpha/guide/install"},
+            {"op": "read_resource", "uri": "dochub://docs/alpha/guide/nope"},
+            call("read_doc", json!({})),
+            call("read_inbox", json!({"limit": 501})),
+            call("list_machines", json!({})),
+        ],
+    });
+    let report = run_mcp_client(&python, &script).unwrap();
+    let s = steps(&report);
+
+    let init = &report["initialize"];
+    assert_eq!(init["serverInfo"]["name"], "dochub", "{init}");
+    assert!(init["capabilities"]["tools"].is_object(), "{init}");
+    assert!(init["capabilities"]["resources"].is_object(), "{init}");
+    assert!(init["instructions"].as_str().unwrap().contains("`laptop`"));
+
+    let tools = s[0]["ok"]["tools"].as_array().unwrap();
+    let names: BTreeSet<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        BTreeSet::from([
+            "list_docs",
+            "list_machines",
+            "read_doc",
+            "read_inbox",
+            "search_docs",
+            "send_message"
+        ])
+    );
+    for t in tools {
+        assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        assert!(t["description"].as_str().unwrap().len() > 40, "{t}");
+    }
+    let required = |name: &str| -> Vec<Value> {
+        tools.iter().find(|t| t["name"] == name).unwrap()["inputSchema"]["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(required("send_message"), [json!("to"), json!("body")]);
+    assert_eq!(required("read_doc"), [json!("path")]);
+    assert_eq!(required("read_inbox"), Vec::<Value>::new());
+    assert!(tool_text(&s[1]).contains("\"ci-runner\""), "{}", s[1]);
+
+    // Every message once, in order, over three calls; what the hub still holds says which
+    // acknowledgement the hub offers: two-step marks a batch read only on the next call.
+    let read: Vec<String> = [2, 4, 6]
+        .iter()
+        .flat_map(|&i| bodies(&tool_json(&s[i])))
+        .collect();
+    assert_eq!(read, ["m1", "m2", "m3"]);
+    let after_first = unread(&s[3]["ok"]);
+    let after_second = unread(&s[5]["ok"]);
+    if two_step {
+        assert_eq!(
+            after_first,
+            ["m1", "m2", "m3"],
+            "nothing acknowledged before it was handed over"
+        );
+        assert_eq!(
+            after_second,
+            ["m3"],
+            "the first batch acknowledged on the next call"
+        );
+    } else {
+        assert_eq!(
+            after_first,
+            ["m3"],
+            "ack=true on a hub without the ack route"
+        );
+        assert!(after_second.is_empty());
+    }
+
+    let sent = tool_json(&s[7]);
+    assert_eq!(sent["from"], "laptop", "the machine is fixed by --machine");
+    assert_eq!(sent["to"], "ci-runner");
+    assert!(sent["id"].as_u64().unwrap() > 0);
+    let ci: Value = reqwest::get(app.url("/api/inbox/ci-runner"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(bodies(&ci), ["hello from mcp"]);
+    assert!(
+        tool_error(&s[8]).contains("/api/send: 400 Bad Request"),
+        "{}",
+        s[8]
+    );
+
+    assert_eq!(tool_json(&s[9])["projects"][0]["id"], "alpha");
+    assert_eq!(tool_json(&s[10])["project"]["id"], "alpha");
+    assert_eq!(tool_json(&s[11])["documents"].as_array().unwrap().len(), 7);
+    assert_eq!(tool_text(&s[12]), page("alpha/guide/install"));
+    assert!(
+        tool_error(&s[13]).contains("/api/raw/alpha/guide/nope: 404 Not Found"),
+        "{}",
+        s[13]
+    );
+    assert_eq!(tool_json(&s[14])["query"], "install");
+    assert!(tool_error(&s[15]).contains("400 Bad Request"), "{}", s[15]);
+
+    let resources = s[16]["ok"]["resources"].as_array().unwrap();
+    assert_eq!(resources.len(), 9, "one per page");
+    let install = resources
+        .iter()
+        .find(|r| r["uri"] == "dochub://docs/alpha/guide/install")
+        .unwrap_or_else(|| panic!("{resources:?}"));
+    assert_eq!(install["mimeType"], "text/markdown");
+    assert_eq!(install["name"], "alpha/guide/install");
+    let contents = &s[17]["ok"]["contents"][0];
+    assert_eq!(contents["text"], page("alpha/guide/install"));
+    assert_eq!(contents["mimeType"], "text/markdown");
+    assert!(
+        s[18]["error"].as_str().unwrap_or("").contains("404"),
+        "{}",
+        s[18]
+    );
+
+    // Bad arguments are answered, and the server is still there afterwards.
+    assert!(
+        s[19].get("error").is_some() || s[19]["ok"]["isError"] == json!(true),
+        "{}",
+        s[19]
+    );
+    assert!(
+        tool_error(&s[20]).contains("`limit` must be from 1 to 500"),
+        "{}",
+        s[20]
+    );
+    assert!(tool_text(&s[21]).contains("\"laptop\""), "{}", s[21]);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hub_down_is_a_tool_error_not_a_crash() {
+    let Some(python) = mcp_python() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = json!({
+        "command": dochub_bin().unwrap(),
+        "args": ["mcp", "--machine", "laptop", "--hub", format!("http://127.0.0.1:{port}")],
+        "steps": [
+            call("read_inbox", json!({})),
+            call("send_message", json!({"to": "x", "body": "y"})),
+            {"op": "list_tools"},
+        ],
+    });
+    let report = run_mcp_client(&python, &script).unwrap();
+    let s = steps(&report);
+    assert!(tool_error(&s[0]).contains("cannot connect to"), "{}", s[0]);
+    assert!(tool_error(&s[1]).contains("cannot connect to"), "{}", s[1]);
+    assert_eq!(s[2]["ok"]["tools"].as_array().unwrap().len(), 6);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_ssh_bodies_arrive_intact_and_a_dropped_link_reconnects() {
+    let Some(python) = mcp_python() else { return };
+    let Some(sshd) = Sshd::start_or_skip().unwrap() else {
+        return;
+    };
+    let app = basic_app().await;
+    // Quotes, command substitution, newlines, and enough text to make the request just under
+    // the hub's 64 KiB limit: nothing is ever handed to a shell.
+    let mut tricky =
+        String::from("it's \"quoted\" $(touch /tmp/pwned) `id` ; | & \n line two\n\ttab ✓\n");
+    while tricky.len() < 65_000 {
+        tricky.push_str("0123456789abcdef");
+    }
+    let mut args = vec![
+        "mcp".to_owned(),
+        "--machine".into(),
+        "laptop".into(),
+        "--ssh".into(),
+        "127.0.0.1".into(),
+        "--hub".into(),
+        app.base_url().to_owned(),
+    ];
+    for o in sshd.client_options() {
+        args.push("--ssh-option".into());
+        args.push(o);
+    }
+    let script = json!({
+        "command": dochub_bin().unwrap(),
+        "args": args,
+        "steps": [
+            call("send_message", json!({"to": "laptop", "body": tricky})),
+            call("read_inbox", json!({"limit": 1})),
+            {"op": "exec", "argv": sshd.drop_connections_argv()},
+            call("send_message", json!({"to": "laptop", "body": "after the drop"})),
+            call("read_inbox", json!({})),
+            call("list_docs", json!({"path": "alpha"})),
+        ],
+    });
+    let report = run_mcp_client(&python, &script).unwrap();
+    let s = steps(&report);
+    assert_eq!(tool_json(&s[0])["body"], json!(tricky));
+    assert_eq!(bodies(&tool_json(&s[1])), [tricky.clone()]);
+    assert_eq!(
+        s[2]["ok"]["status"], 0,
+        "sshd had a connection to drop: {}",
+        s[2]
+    );
+    assert_eq!(tool_json(&s[3])["body"], "after the drop", "{}", s[3]);
+    assert_eq!(bodies(&tool_json(&s[4])), ["after the drop"]);
+    assert_eq!(tool_json(&s[5])["project"]["id"], "alpha");
+    assert!(!std::path::Path::new("/tmp/pwned").exists());
+    app.stop().await;
+}
