@@ -4,4 +4,6 @@
 # Not a test: figures depend on the machine. DOCS_BENCH_REQUESTS=<n> changes the 300 requests.
 set -eu
 cd "$(dirname "$0")/.."
-exec cargo run --quiet -p dochub-tests --example docs_bench
+# Built with the whole workspace's features, as the tests are, so nothing is rebuilt for it.
+cargo build --quiet --workspace --examples
+exec "${CARGO_TARGET_DIR:-target}/debug/examples/docs_bench"

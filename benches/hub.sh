@@ -5,4 +5,6 @@
 # HUB_BENCH_BIG=<n> changes the 100,000; HUB_BENCH_PG=0 skips PostgreSQL.
 set -eu
 cd "$(dirname "$0")/.."
-exec cargo run --quiet -p dochub-tests --example hub_bench
+# Built with the whole workspace's features, as the tests are, so nothing is rebuilt for it.
+cargo build --quiet --workspace --examples
+exec "${CARGO_TARGET_DIR:-target}/debug/examples/hub_bench"

@@ -6,8 +6,8 @@
 //! stored (spread over 20 inboxes of 5,000, below the default `hub_max_unread`), and the size of
 //! `hub.wasm`.
 //!
-//! Run it with `benches/hub.sh` (or `cargo run -p dochub-tests --example hub_bench`); set
-//! `HUB_BENCH_BIG=<n>` to change the 100,000, `HUB_BENCH_PG=0` to skip PostgreSQL.
+//! Run it with `benches/hub.sh`; set `HUB_BENCH_BIG=<n>` to change the 100,000, `HUB_BENCH_PG=0`
+//! to skip PostgreSQL.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -293,13 +293,14 @@ async fn over_ssh_bodies_arrive_intact_and_a_dropped_link_reconnects() {
         return;
     };
     let app = basic_app().await;
-    // Quotes, command substitution, newlines, and enough text to make the request just under
-    // the hub's 64 KiB limit: nothing is ever handed to a shell.
+    // Quotes, command substitution, newlines, and exactly the hub's 64 KiB body limit (its
+    // JSON, with the escapes, is larger): nothing is ever handed to a shell.
     let mut tricky =
         String::from("it's \"quoted\" $(touch /tmp/pwned) `id` ; | & \n line two\n\ttab ✓\n");
-    while tricky.len() < 65_000 {
-        tricky.push_str("0123456789abcdef");
+    while tricky.len() < 65_536 {
+        tricky.push('x');
     }
+    assert_eq!(tricky.len(), 65_536);
     let mut args = vec![
         "mcp".to_owned(),
         "--machine".into(),

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dochub_content::encode_segment;
+use dochub_hub::Inbox;
 use reqwest::{Method, StatusCode};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ssh::SshTunnel;
@@ -84,32 +84,6 @@ pub struct Client {
     http: reqwest::Client,
     base: Base,
     token: Option<String>,
-}
-
-/// A hub message as an inbox returns it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
-    /// Positive, strictly increasing within an inbox.
-    pub id: u64,
-    /// The sender.
-    pub from: String,
-    /// The recipient as sent (`all` for broadcasts).
-    pub to: String,
-    /// The text.
-    pub body: String,
-    /// ISO 8601 UTC.
-    pub timestamp: String,
-    /// Whether it was already acknowledged.
-    pub read: bool,
-}
-
-/// `GET /api/inbox/<machine>`'s answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Inbox {
-    /// The machine whose inbox this is.
-    pub machine: String,
-    /// Oldest first.
-    pub messages: Vec<Message>,
 }
 
 /// What `POST /api/inbox/<machine>/ack` did.

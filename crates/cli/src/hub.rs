@@ -6,7 +6,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
-use crate::client::{Ack, Client, Inbox};
+use dochub_hub::Inbox;
+
+use crate::client::{Ack, Client};
 use crate::output::{Output, str_of};
 
 /// `dochub hub ...`.
@@ -86,7 +88,7 @@ async fn inbox(client: &Client, a: &InboxArgs, out: &Output) -> anyhow::Result<(
         .inbox(&a.machine, a.limit, a.ack && !two_step)
         .await?;
     out.json_or(&inbox, || inbox_text(&inbox))?;
-    if two_step && let Some(last) = inbox.messages.iter().map(|m| m.id).max() {
+    if two_step && let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() {
         match client.ack(&a.machine, last).await? {
             Ack::Acknowledged(_) => {}
             Ack::Unsupported => bail!("the hub stopped accepting acknowledgements"),
@@ -100,7 +102,7 @@ fn inbox_text(inbox: &Inbox) -> String {
         return format!("no unread messages for {}\n", inbox.machine);
     }
     let mut text = String::new();
-    for m in &inbox.messages {
+    for m in inbox.messages.iter().map(|m| &m.message) {
         text += &format!("#{} {} {} -> {}\n", m.id, m.timestamp, m.from, m.to);
         for line in m.body.lines() {
             text += &format!("  {line}\n");
@@ -120,18 +122,20 @@ fn machine_lines(machines: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::Message;
+    use dochub_hub::{InboxMessage, Message};
 
     #[test]
     fn messages_print_with_indented_bodies() {
         let inbox = Inbox {
             machine: "ci".into(),
-            messages: vec![Message {
-                id: 7,
-                from: "laptop".into(),
-                to: "ci".into(),
-                body: "one\ntwo".into(),
-                timestamp: "2026-01-01T00:00:00.000Z".into(),
+            messages: vec![InboxMessage {
+                message: Message {
+                    id: 7,
+                    from: "laptop".into(),
+                    to: "ci".into(),
+                    body: "one\ntwo".into(),
+                    timestamp: "2026-01-01T00:00:00.000Z".into(),
+                },
                 read: false,
             }],
         };

@@ -299,7 +299,7 @@ impl DochubMcp {
         &self,
         limit: u32,
         id: RequestId,
-    ) -> Result<crate::client::Inbox, ClientError> {
+    ) -> Result<dochub_hub::Inbox, ClientError> {
         let mode = self.ack_mode().await?;
         if mode == AckMode::OnRead {
             return self.client.inbox(&self.machine, limit, true).await;
@@ -321,7 +321,7 @@ impl DochubMcp {
             }
         }
         let inbox = self.client.inbox(&self.machine, limit, false).await?;
-        if let Some(last) = inbox.messages.iter().map(|m| m.id).max() {
+        if let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() {
             self.book.answered(id, last);
         }
         Ok(inbox)
