@@ -24,10 +24,12 @@
 //!   `SPIN_BIN`.
 //! - Memory: Spin's pooling allocator allows 4 GiB per memory; `spin up --max-instance-memory
 //!   <bytes>` (or `SPIN_MAX_INSTANCE_MEMORY`) limits it per instance. This host takes the same
-//!   flag, in the same unit. The default is sized from the components: the most any dochub
-//!   component's memory grew to, over the whole test suite and the benchmarks, was under 8 MiB
-//!   (logged per request at `debug` level as "peak memory"), so 64 MiB leaves eight times that and
-//!   stays under the 128 MiB of the smallest edge host.
+//!   flag, in the same unit. The default is sized from the components: on the bundled content,
+//!   the largest memory any request of the four components grew to was 1.2 to 1.5 MiB (health,
+//!   manifests, search, docs pages, overview, a 60 KB hub message; logged per request at
+//!   `debug` level as "peak memory"). It grows with the largest page and the search index, so
+//!   64 MiB leaves a wide margin for larger trees and stays under the 128 MiB of the smallest
+//!   edge host.
 //! - Shutdown: Spin aborts on Ctrl-C or SIGTERM (`crates/trigger/src/cli.rs`, `ctrlc` with its
 //!   `termination` feature), dropping requests in flight. This host stops accepting, lets each
 //!   connection finish the request it is serving (hyper's graceful shutdown) and closes idle ones
