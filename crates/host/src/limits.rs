@@ -43,7 +43,7 @@
 //! hyper starts its header-read timer whenever a connection waits for a request head: when it
 //! opens, and again when a keep-alive connection has sent its response. So the header-read
 //! timeout is also the idle keep-alive timeout: a connection that sends no complete request head
-//! within it is closed (with a `408` when part of a head had arrived).
+//! within it is closed (hyper may first answer `408` to a half-sent head).
 
 use std::time::Duration;
 
