@@ -286,6 +286,7 @@ impl AppBuilder {
             runtime_config: self.runtime_config.clone(),
             variables: self.variables.clone(),
             env: Vec::new(),
+            limits: dochub_host::Limits::default(),
         })
         .await?;
         Ok(TestApp {

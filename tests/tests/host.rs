@@ -3,10 +3,13 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-use dochub_host::HostOptions;
-use dochub_tests::{Server, fixture, serve, skip_under_spin};
+use dochub_host::{HostOptions, Limits};
+use dochub_tests::{Server, TestApp, fixture, serve, skip_under_spin};
 use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 fn probe_manifest() -> PathBuf {
     fixture("probe-app").join("spin.toml")
@@ -18,6 +21,14 @@ fn build_probe() {
 }
 
 async fn start_probe(state_dir: &Path, runtime_config: Option<PathBuf>) -> Server {
+    start_probe_with(state_dir, runtime_config, Limits::default()).await
+}
+
+async fn start_probe_with(
+    state_dir: &Path,
+    runtime_config: Option<PathBuf>,
+    limits: Limits,
+) -> Server {
     build_probe();
     serve(HostOptions {
         manifest: probe_manifest(),
@@ -26,6 +37,7 @@ async fn start_probe(state_dir: &Path, runtime_config: Option<PathBuf>) -> Serve
         runtime_config,
         variables: HashMap::from([("secret_word".to_string(), "swordfish".to_string())]),
         env: Vec::new(),
+        limits,
     })
     .await
     .expect("host starts")
@@ -567,7 +579,6 @@ async fn a_trapping_guest_is_a_500_and_the_host_serves_on() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_request_without_authority_is_a_400() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let dir = tempfile::tempdir().unwrap();
     let host = start_probe(dir.path(), None).await;
     let mut stream = tokio::net::TcpStream::connect(host.addr()).await.unwrap();
@@ -648,4 +659,260 @@ async fn a_missing_wasm_file_says_to_build_first() {
         return;
     };
     assert!(err.contains("--build"), "{err}");
+}
+
+/// Opens a connection and sends part of a request head, never its end.
+async fn half_sent_request(addr: std::net::SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /probe/headers HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .await
+        .unwrap();
+    stream
+}
+
+/// Whether the server closes `stream` within `limit`: what it sent first (a 408 or nothing).
+async fn closed_by_server(stream: &mut TcpStream, limit: Duration) -> Option<String> {
+    let mut seen = Vec::new();
+    match tokio::time::timeout(limit, stream.read_to_end(&mut seen)).await {
+        // A reset is a close too.
+        Ok(_) => Some(String::from_utf8_lossy(&seen).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// Reads one whole response (head, then a `content-length` or chunked body) from a kept-alive
+/// connection.
+async fn read_one_response(stream: &mut TcpStream) -> String {
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "closed before a whole response");
+        seen.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&seen).into_owned();
+        let Some(head_end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        let head = text[..head_end].to_ascii_lowercase();
+        let complete = match head.lines().find_map(|l| l.strip_prefix("content-length:")) {
+            Some(length) => seen.len() >= head_end + 4 + length.trim().parse::<usize>().unwrap(),
+            None => {
+                assert!(head.contains("transfer-encoding: chunked"), "{head}");
+                text.ends_with("\r\n0\r\n\r\n")
+            }
+        };
+        if complete {
+            return text;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn half_sent_headers_and_idle_connections_are_closed_after_the_header_timeout() {
+    if skip_under_spin("Spin has no header-read timeout: half-sent heads stay open for ever") {
+        return;
+    }
+    let timeout = Duration::from_millis(500);
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe_with(
+        dir.path(),
+        None,
+        Limits {
+            header_read_timeout: Some(timeout),
+            ..Limits::default()
+        },
+    )
+    .await;
+    let mut attackers = Vec::new();
+    for _ in 0..200 {
+        attackers.push(half_sent_request(host.addr()).await);
+    }
+    // Open until the timeout…
+    assert_eq!(
+        closed_by_server(&mut attackers[199], Duration::from_millis(100)).await,
+        None
+    );
+    // …then every one is closed by the server.
+    for (i, attacker) in attackers.iter_mut().enumerate() {
+        let said = closed_by_server(attacker, Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|| panic!("half-sent request {i} is still open after 10 s"));
+        assert!(
+            said.is_empty() || said.starts_with("HTTP/1.1 408"),
+            "{said}"
+        );
+    }
+    // The host serves on.
+    assert_eq!(get_json(&host, "/probe/env").await["PROBE_MODE"], "test");
+
+    // A kept-alive connection gets its response, then is closed once idle for the timeout.
+    let mut idle = TcpStream::connect(host.addr()).await.unwrap();
+    idle.write_all(b"GET /probe/env HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let response = read_one_response(&mut idle).await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let answered = Instant::now();
+    let said = closed_by_server(&mut idle, Duration::from_secs(10))
+        .await
+        .expect("an idle kept-alive connection is closed");
+    assert_eq!(said, "");
+    assert!(answered.elapsed() >= timeout - Duration::from_millis(50));
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connections_over_the_cap_wait_for_a_free_slot() {
+    if skip_under_spin("Spin does not cap connections") {
+        return;
+    }
+    let hold = Duration::from_millis(1500);
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe_with(
+        dir.path(),
+        None,
+        Limits {
+            max_connections: 4,
+            header_read_timeout: Some(hold),
+            ..Limits::default()
+        },
+    )
+    .await;
+    let opened = Instant::now();
+    let mut holders = Vec::new();
+    for _ in 0..4 {
+        holders.push(half_sent_request(host.addr()).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // With every slot held, a fifth client is served only once the holders time out.
+    let res = reqwest::get(format!("http://{}/probe/env", host.addr()))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let waited = opened.elapsed();
+    assert!(
+        waited >= hold - Duration::from_millis(100),
+        "served after {waited:?}, while every slot was held"
+    );
+    for holder in &mut holders {
+        assert!(
+            closed_by_server(holder, Duration::from_secs(5))
+                .await
+                .is_some()
+        );
+    }
+    // Slots free again: requests are served at once.
+    assert_eq!(get_json(&host, "/probe/env").await["PROBE_MODE"], "test");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_component_past_the_request_deadline_gets_504_and_the_host_serves_on() {
+    if skip_under_spin("Spin sets no request deadline: the loop would run for ever") {
+        return;
+    }
+    let deadline = Duration::from_secs(1);
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe_with(
+        dir.path(),
+        None,
+        Limits {
+            request_timeout: Some(deadline),
+            ..Limits::default()
+        },
+    )
+    .await;
+    let addr = host.addr();
+    // A guest spinning in wasm (stopped by epoch interruption), and one waiting in a host call.
+    for path in ["/probe/loop", "/probe/sleep?ms=60000"] {
+        let started = Instant::now();
+        let stuck = tokio::spawn(reqwest::get(format!("http://{addr}{path}")));
+        // Others are served meanwhile.
+        assert_eq!(get_json(&host, "/probe/env").await["PROBE_MODE"], "test");
+        let res = tokio::time::timeout(Duration::from_secs(20), stuck)
+            .await
+            .unwrap_or_else(|_| panic!("{path} was not cut off"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(res.status(), 504, "{path}");
+        assert_eq!(res.text().await.unwrap(), "Gateway Timeout\n");
+        assert!(started.elapsed() >= deadline, "{path}");
+    }
+    // A request within the deadline is untouched.
+    assert_eq!(
+        get_json(&host, "/probe/sleep?ms=100").await["slept_ms"],
+        100
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn health_answers_within_two_seconds_when_the_database_never_answers() {
+    if skip_under_spin("Spin waits for ever on a database that accepts and never answers") {
+        return;
+    }
+    // Accepts connections and holds them, never saying a word.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let holder = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = silent.accept().await {
+            held.push(stream);
+        }
+    });
+    let app = TestApp::builder()
+        .content(fixture("basic"))
+        .variable(
+            "database_url",
+            &format!("postgres://dochub@127.0.0.1:{port}/dochub?sslmode=disable"),
+        )
+        .start()
+        .await
+        .unwrap();
+    // Twice: a new pool, then the same pool again.
+    for _ in 0..2 {
+        let started = Instant::now();
+        let res = reqwest::get(app.url("/api/health")).await.unwrap();
+        let took = started.elapsed();
+        assert_eq!(res.status(), 200);
+        let health: Value = res.json().await.unwrap();
+        assert_eq!(health["database"], "disconnected", "{health}");
+        assert_eq!(health["status"], "degraded", "{health}");
+        assert!(took < Duration::from_secs(2), "health took {took:?}");
+    }
+    holder.abort();
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shutdown_finishes_the_request_in_flight_and_closes_idle_connections() {
+    if skip_under_spin("Spin drops requests in flight when it is stopped") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe(dir.path(), None).await;
+    let addr = host.addr();
+    let in_flight = tokio::spawn(reqwest::get(format!("http://{addr}/probe/sleep?ms=1500")));
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let stopping = Instant::now();
+    let shutdown = tokio::spawn(host.shutdown());
+    let said = closed_by_server(&mut idle, Duration::from_secs(2))
+        .await
+        .expect("an idle connection is closed at once");
+    assert_eq!(said, "");
+    let res = in_flight.await.unwrap().unwrap();
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["slept_ms"], 1500);
+    shutdown.await.unwrap();
+    assert!(
+        stopping.elapsed() >= Duration::from_millis(800),
+        "shutdown did not wait for the request"
+    );
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "still accepting after shutdown"
+    );
 }

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -11,11 +12,12 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::bindings::SpinImports;
 use crate::kv::{KvStores, StoreConfig};
+use crate::limits::Limits;
 use crate::manifest::{AppManifest, FileMount};
 use crate::postgres::PgPools;
 use crate::routes::Router;
 use crate::sqlite::{DatabaseConfig, SqliteDatabases};
-use crate::state::{ComponentConfig, MAX_INSTANCE_MEMORY, Services, State};
+use crate::state::{ComponentConfig, Services, State};
 
 /// A loaded component: its instance template and configuration.
 pub struct LoadedComponent {
@@ -35,6 +37,8 @@ pub struct App {
     pub components: HashMap<String, LoadedComponent>,
     /// Stores, databases and pools shared by every request.
     pub services: Services,
+    /// Connection, request and instance limits.
+    pub limits: Limits,
 }
 
 /// Settings for loading an app.
@@ -50,29 +54,56 @@ pub struct LoadOptions {
     pub variables: HashMap<String, String>,
     /// Environment variables added to every component (`--env`), over the manifest's.
     pub env: Vec<(String, String)>,
+    /// Connection, request and instance limits.
+    pub limits: Limits,
 }
 
-fn engine() -> anyhow::Result<Engine> {
+/// How often the engine's epoch advances: the granularity of the request deadline (Spin's
+/// `DEFAULT_EPOCH_TICK_INTERVAL`).
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true);
+    // Guest code checks the epoch at loop heads and function entries: how a request deadline
+    // stops a component that never calls the host.
+    config.epoch_interruption(true);
     let mut pooling = PoolingAllocationConfig::default();
-    pooling.max_memory_size(MAX_INSTANCE_MEMORY);
+    pooling.max_memory_size(limits.max_instance_memory);
     let mut pooled = config.clone();
     pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
     // The pool reserves a lot of address space; where that is refused, allocate on demand.
-    match Engine::new(&pooled) {
-        Ok(engine) => Ok(engine),
+    let engine = match Engine::new(&pooled) {
+        Ok(engine) => engine,
         Err(e) => {
             tracing::warn!("pooling allocator unavailable ({e}); allocating instances on demand");
-            Ok(Engine::new(&config)?)
+            Engine::new(&config)?
         }
-    }
+    };
+    spawn_epoch_ticker(&engine)?;
+    Ok(engine)
+}
+
+/// Advances `engine`'s epoch every [`EPOCH_TICK`] until the engine is dropped.
+fn spawn_epoch_ticker(engine: &Engine) -> anyhow::Result<()> {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("epoch-ticker".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .context("cannot start the epoch ticker thread")?;
+    Ok(())
 }
 
 impl App {
     /// Loads the app described by `manifest`.
     pub async fn load(manifest: &AppManifest, options: &LoadOptions) -> anyhow::Result<App> {
-        let engine = engine()?;
+        let engine = engine(&options.limits)?;
         let mut linker: Linker<State> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
@@ -161,8 +192,9 @@ impl App {
             services: Services {
                 kv,
                 sqlite,
-                pg: PgPools::default(),
+                pg: PgPools::new(options.limits.pg_connect_timeout),
             },
+            limits: options.limits.clone(),
         })
     }
 }

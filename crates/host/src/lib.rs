@@ -9,6 +9,12 @@
 //! connection pooling), this host is weak the same way, so a test that passes here passes under
 //! `spin up`.
 //!
+//! It also defends itself where Spin v4.0.2 does not ([`limits`]): a header-read (and idle
+//! keep-alive) timeout, a cap on connections with a back-off after failed accepts, a deadline
+//! per request (epoch interruption; `504`), a memory limit per instance, a connect timeout for
+//! PostgreSQL, and a shutdown on SIGINT/SIGTERM that finishes the requests in flight. None of
+//! these changes what a component sees while it keeps within them.
+//!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
 //! let host = dochub_host::start(dochub_host::HostOptions {
@@ -27,6 +33,7 @@ mod app;
 mod bindings;
 mod build;
 pub mod kv;
+pub mod limits;
 pub mod manifest;
 mod postgres;
 pub mod routes;
@@ -42,6 +49,7 @@ use std::path::PathBuf;
 
 pub use app::{App, LoadOptions};
 pub use build::build_components;
+pub use limits::Limits;
 pub use postgres::PgPools;
 pub use server::{RunningHost, serve};
 pub use state::Services;
@@ -61,6 +69,8 @@ pub struct HostOptions {
     pub variables: HashMap<String, String>,
     /// Environment variables added to every component, like `spin up --env`.
     pub env: Vec<(String, String)>,
+    /// Connection, request and instance limits ([`limits`]).
+    pub limits: Limits,
 }
 
 impl Default for HostOptions {
@@ -72,6 +82,7 @@ impl Default for HostOptions {
             runtime_config: None,
             variables: HashMap::new(),
             env: Vec::new(),
+            limits: Limits::default(),
         }
     }
 }
@@ -95,6 +106,7 @@ pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
             sqlite_databases: runtime_config.sqlite,
             variables: options.variables.clone(),
             env: options.env.clone(),
+            limits: options.limits.clone(),
         },
     )
     .await?;

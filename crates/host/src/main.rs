@@ -3,8 +3,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
+use dochub_host::limits::{Limits, parse_duration};
 
 /// Runs the HTTP components of a Spin app under wasmtime.
 #[derive(Parser)]
@@ -28,6 +30,35 @@ struct Args {
     /// Set an environment variable in every component, as `spin up --env KEY=VALUE`.
     #[arg(long = "env", short = 'e', value_name = "KEY=VALUE", value_parser = parse_env)]
     env: Vec<(String, String)>,
+    /// Connections served at once; more wait until one closes.
+    #[arg(long, default_value_t = Limits::default().max_connections)]
+    max_connections: usize,
+    /// Time a connection has to send a request head, from when it opens or finished its last
+    /// response (also the idle keep-alive timeout); 0: none.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    header_read_timeout: Duration,
+    /// Time a request may run before it is cut off (504 when no response was started); 0: none.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    request_timeout: Duration,
+    /// Memory one instance may grow to, in bytes (as `spin up --max-instance-memory`).
+    #[arg(long, default_value_t = Limits::default().max_instance_memory)]
+    max_instance_memory: usize,
+    /// Time taking a PostgreSQL connection may take.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pg_connect_timeout: Duration,
+}
+
+impl Args {
+    fn limits(&self) -> Limits {
+        let nonzero = |d: Duration| (!d.is_zero()).then_some(d);
+        Limits {
+            max_connections: self.max_connections.max(1),
+            header_read_timeout: nonzero(self.header_read_timeout),
+            request_timeout: nonzero(self.request_timeout),
+            max_instance_memory: self.max_instance_memory,
+            pg_connect_timeout: self.pg_connect_timeout,
+        }
+    }
 }
 
 fn parse_env(arg: &str) -> Result<(String, String), String> {
@@ -62,6 +93,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         dochub_host::build_components(&args.manifest)?;
     }
     let manifest = dochub_host::manifest::AppManifest::from_file(&args.manifest)?;
+    let limits = args.limits();
     let host = dochub_host::start(dochub_host::HostOptions {
         manifest: args.manifest,
         listen: args.listen,
@@ -69,6 +101,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         runtime_config: args.runtime_config_file,
         variables: Default::default(),
         env: args.env,
+        limits,
     })
     .await?;
     println!("Serving http://{}", host.addr());
@@ -81,10 +114,27 @@ async fn run(args: Args) -> anyhow::Result<()> {
             trigger.route
         );
     }
+    shutdown_signal().await?;
+    eprintln!("Shutting down: finishing requests in flight (again to stop at once)");
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
+        _ = host.shutdown() => {}
+        _ = shutdown_signal() => eprintln!("Stopped without waiting"),
     }
-    eprintln!("Shutting down");
-    host.shutdown().await;
+    Ok(())
+}
+
+/// Waits for SIGINT (Ctrl-C) or SIGTERM (what `kill`, systemd and container runtimes send).
+async fn shutdown_signal() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate())?;
+        tokio::select! {
+            interrupted = tokio::signal::ctrl_c() => interrupted?,
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c().await?;
     Ok(())
 }

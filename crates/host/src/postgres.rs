@@ -14,7 +14,11 @@
 //!   recycling), which does not end an open transaction: a guest that drops a handle inside a
 //!   transaction hands it to the next request. Guests must COMMIT or ROLLBACK on every path.
 //!
-//! One difference: connecting gives up after 5 s here (Spin waits for the operating system).
+//! One difference: taking a connection gives up after the connect timeout here
+//! ([`crate::limits::Limits::pg_connect_timeout`], 1 s by default), whether it waits for a free
+//! slot in the pool, connects and authenticates, or recycles a pooled connection; Spin waits for
+//! ever, so a database that accepts TCP connections and never answers holds every request that
+//! opens it. A statement that hangs on an open connection is ended by the request deadline.
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -30,7 +34,6 @@ use crate::bindings::postgres::{
 };
 use crate::state::SpinCtx;
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Spin's `CONNECTION_POOL_SIZE`.
 const POOL_SIZE: usize = 64;
 /// Spin's `CONNECTION_POOL_CACHE_CAPACITY`.
@@ -42,12 +45,47 @@ pub struct PgConnection {
 }
 
 /// The app's connection pools, one per address, shared by every request.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct PgPools {
     pools: Arc<Mutex<HashMap<String, deadpool_postgres::Pool>>>,
+    connect_timeout: Duration,
+}
+
+impl Default for PgPools {
+    fn default() -> Self {
+        PgPools::new(crate::limits::Limits::default().pg_connect_timeout)
+    }
 }
 
 impl PgPools {
+    /// Pools whose connections must be taken within `connect_timeout`.
+    pub fn new(connect_timeout: Duration) -> Self {
+        PgPools {
+            pools: Arc::default(),
+            connect_timeout,
+        }
+    }
+
+    /// A connection to `address` from its pool, within the connect timeout.
+    async fn get(
+        &self,
+        address: &str,
+        mut config: tokio_postgres::Config,
+    ) -> anyhow::Result<deadpool_postgres::Object> {
+        config.connect_timeout(self.connect_timeout);
+        let pool = self.pool(address, config)?;
+        // One bound over the whole wait: a free slot, then a new connection's TCP connect, TLS
+        // and authentication, or the recycling check of a pooled one. A cancelled attempt's
+        // slot goes back to the pool.
+        match tokio::time::timeout(self.connect_timeout, pool.get()).await {
+            Ok(connected) => Ok(connected?),
+            Err(_) => anyhow::bail!(
+                "no answer from the database within {:?} (the host's PostgreSQL connect timeout)",
+                self.connect_timeout
+            ),
+        }
+    }
+
     /// The pool for `address`, made on first use (with TLS unless `sslmode=disable`).
     fn pool(
         &self,
@@ -119,7 +157,7 @@ impl HostConnection for SpinCtx {
         &mut self,
         address: String,
     ) -> wasmtime::Result<Result<Resource<PgConnection>, Error>> {
-        let mut config = match tokio_postgres::Config::from_str(&address) {
+        let config = match tokio_postgres::Config::from_str(&address) {
             Ok(config) => config,
             Err(e) => {
                 return Ok(Err(Error::ConnectionFailed(format!(
@@ -127,7 +165,6 @@ impl HostConnection for SpinCtx {
                 ))));
             }
         };
-        config.connect_timeout(CONNECT_TIMEOUT);
         let ports = config.get_ports();
         for (i, host) in config.get_hosts().iter().enumerate() {
             let host = match host {
@@ -142,11 +179,7 @@ impl HostConnection for SpinCtx {
                 ))));
             }
         }
-        let connected = match self.pg.pool(&address, config) {
-            Ok(pool) => pool.get().await.map_err(anyhow::Error::from),
-            Err(e) => Err(e),
-        };
-        match connected {
+        match self.pg.get(&address, config).await {
             Ok(client) => Ok(Ok(self.table.push(PgConnection { client })?)),
             Err(e) => {
                 tracing::warn!(

@@ -1,17 +1,21 @@
-//! The HTTP trigger: accept connections, route, run one fresh instance per request.
+//! The HTTP trigger: accept connections, route, run one fresh instance per request, within the
+//! limits of [`crate::limits`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use wasmtime::Store;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use wasmtime::{Store, Trap, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
@@ -32,7 +36,9 @@ impl RunningHost {
         self.addr
     }
 
-    /// Stops accepting, closes open connections and waits for the accept loop to end.
+    /// Stops accepting (new connections are refused), lets every connection finish the request
+    /// it is serving and closes idle ones, then returns. Connections still open after
+    /// [`crate::Limits::shutdown_timeout`] are dropped.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
@@ -50,43 +56,129 @@ pub async fn serve(app: App, listen: SocketAddr) -> anyhow::Result<RunningHost> 
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
     let addr = listener.local_addr()?;
-    let app = Arc::new(app);
-    let (stop, mut stopped) = watch::channel(false);
-    let task = tokio::spawn(async move {
-        loop {
-            let (stream, client) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(pair) => pair,
-                    Err(e) => {
-                        tracing::warn!("accept failed: {e}");
-                        continue;
-                    }
-                },
-                _ = stopped.changed() => break,
-            };
-            let app = app.clone();
-            let mut conn_stopped = stopped.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req| {
-                    let app = app.clone();
-                    async move { Ok::<_, std::convert::Infallible>(handle(app, req, client).await) }
-                });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .keep_alive(true)
-                    .serve_connection(TokioIo::new(stream), service);
-                tokio::pin!(conn);
-                tokio::select! {
-                    result = conn.as_mut() => {
-                        if let Err(e) = result {
-                            tracing::debug!("connection from {client}: {e}");
-                        }
-                    }
-                    _ = conn_stopped.changed() => conn.as_mut().graceful_shutdown(),
-                }
-            });
-        }
-    });
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(accept_loop(Arc::new(app), listener, stopped));
     Ok(RunningHost { addr, stop, task })
+}
+
+/// Resolves once shutdown has been asked for (at once if it already was).
+async fn stopping(stopped: &mut watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
+}
+
+async fn accept_loop(app: Arc<App>, listener: TcpListener, mut stopped: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    let mut backoff = AcceptBackoff::default();
+    loop {
+        // At the cap, accept nothing until a connection closes: excess clients wait in the
+        // kernel's listen backlog (and are refused by it once it is full).
+        if connections.len() >= app.limits.max_connections {
+            tokio::select! {
+                _ = connections.join_next() => continue,
+                _ = stopping(&mut stopped) => break,
+            }
+        }
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            _ = stopping(&mut stopped) => break,
+        };
+        match accepted {
+            Ok((stream, client)) => {
+                backoff.succeeded();
+                connections.spawn(serve_connection(
+                    app.clone(),
+                    stream,
+                    client,
+                    stopped.clone(),
+                ));
+            }
+            Err(e) => {
+                // EMFILE, ENFILE, ENOBUFS… retrying at once would spin a core until a
+                // descriptor frees up.
+                let pause = backoff.failed();
+                tracing::warn!("accept failed: {e}; accepting again in {pause:?}");
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = stopping(&mut stopped) => break,
+                }
+            }
+        }
+    }
+    drop(listener);
+    let open = connections.len();
+    if open > 0 {
+        tracing::info!("finishing the requests of {open} open connection(s)");
+    }
+    let limit = app.limits.shutdown_timeout();
+    let drained = tokio::time::timeout(limit, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            "{} connection(s) still open {limit:?} after shutdown began; closing them",
+            connections.len()
+        );
+        connections.shutdown().await;
+    }
+}
+
+/// The pause after a failed accept: 10 ms, doubling up to 1 s, back to 10 ms after a success.
+#[derive(Debug)]
+struct AcceptBackoff {
+    next: Duration,
+}
+
+impl AcceptBackoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MAX: Duration = Duration::from_secs(1);
+
+    fn failed(&mut self) -> Duration {
+        let pause = self.next;
+        self.next = (self.next * 2).min(Self::MAX);
+        pause
+    }
+
+    fn succeeded(&mut self) {
+        self.next = Self::FIRST;
+    }
+}
+
+impl Default for AcceptBackoff {
+    fn default() -> Self {
+        AcceptBackoff { next: Self::FIRST }
+    }
+}
+
+async fn serve_connection(
+    app: Arc<App>,
+    stream: TcpStream,
+    client: SocketAddr,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(app.limits.header_read_timeout)
+        .keep_alive(true);
+    let service = hyper::service::service_fn(move |req| {
+        let app = app.clone();
+        async move { Ok::<_, std::convert::Infallible>(handle(app, req, client).await) }
+    });
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let result = tokio::select! {
+        result = conn.as_mut() => result,
+        _ = stopping(&mut stopped) => {
+            // Finish the request in flight, if any, then close; an idle connection closes now.
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    if let Err(e) = result {
+        tracing::debug!("connection from {client}: {e}");
+    }
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<HyperOutgoingBody> {
@@ -110,6 +202,7 @@ async fn handle(
     match run(app, req, client).await {
         Ok(res) => res,
         Err(HandleError::Client(status, text)) => plain(status, &text),
+        Err(HandleError::OutOfTime) => plain(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n"),
         Err(HandleError::Guest(e)) => {
             tracing::error!("{e:?}");
             plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n")
@@ -120,6 +213,8 @@ async fn handle(
 enum HandleError {
     Client(StatusCode, String),
     Guest(anyhow::Error),
+    /// The request deadline passed before the component set a response.
+    OutOfTime,
 }
 
 impl From<anyhow::Error> for HandleError {
@@ -139,6 +234,7 @@ async fn run(
     req: Request<Incoming>,
     client: SocketAddr,
 ) -> Result<Response<HyperOutgoingBody>, HandleError> {
+    let deadline = app.limits.request_timeout.map(|t| Instant::now() + t);
     let path = req.uri().path().to_string();
     let Some(route) = app.router.route(&path) else {
         return Err(HandleError::Client(
@@ -210,9 +306,14 @@ async fn run(
     );
     let req = Request::from_parts(parts, body);
 
-    let state = State::new(component.config.clone(), &app.services)?;
+    let state = State::new(
+        component.config.clone(),
+        &app.services,
+        app.limits.max_instance_memory,
+    )?;
     let mut store = Store::new(&app.engine, state);
     store.limiter(|s| &mut s.limits);
+    set_deadline(&mut store, deadline);
     let (sender, receiver) = tokio::sync::oneshot::channel();
     let incoming = store
         .data_mut()
@@ -220,24 +321,56 @@ async fn run(
         .new_incoming_request(Scheme::Http, req)?;
     let out = store.data_mut().http().new_response_outparam(sender)?;
     let pre = component.pre.clone();
-    // The guest may keep streaming the body after it has set the response, so it runs on its own.
+    let (component_id, logged_path) = (route.component.clone(), path.clone());
+    // The guest may keep streaming the body after it has set the response, so it runs on its own,
+    // until the deadline at most.
     let task = tokio::spawn(async move {
-        let proxy = pre.instantiate_async(&mut store).await?;
-        proxy
-            .wasi_http_incoming_handler()
-            .call_handle(&mut store, incoming, out)
-            .await
+        let work = async {
+            let proxy = pre.instantiate_async(&mut store).await?;
+            proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, incoming, out)
+                .await
+        };
+        let end = match deadline {
+            Some(deadline) => match tokio::time::timeout_at(deadline, work).await {
+                Ok(result) => GuestEnd::from_result(result),
+                // Stuck in a host call (a database that never answers) past the deadline.
+                Err(_) => GuestEnd::OutOfTime,
+            },
+            None => GuestEnd::from_result(work.await),
+        };
+        tracing::debug!(
+            "component `{component_id}` on {logged_path}: peak memory {} bytes",
+            store.data().limits.peak
+        );
+        end
     });
-    match receiver.await {
-        Ok(Ok(res)) => Ok(res),
-        Ok(Err(code)) => Err(HandleError::Guest(anyhow::anyhow!(
+    // `None`: the deadline passed first (the guest task ends itself at the same deadline).
+    let answered = match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, receiver).await.ok(),
+        None => Some(receiver.await),
+    };
+    let out_of_time = || {
+        tracing::warn!(
+            "component `{}` on {path} ran out of time ({:?}, --request-timeout)",
+            route.component,
+            app.limits.request_timeout.unwrap_or_default()
+        );
+        HandleError::OutOfTime
+    };
+    match answered {
+        Some(Ok(Ok(res))) => Ok(res),
+        Some(Ok(Err(code))) => Err(HandleError::Guest(anyhow::anyhow!(
             "component `{}` answered with an error: {code:?}",
             route.component
         ))),
-        Err(_) => {
+        None => Err(out_of_time()),
+        Some(Err(_)) => {
             let reason = match task.await {
-                Ok(Ok(())) => anyhow::anyhow!("guest never set a response"),
-                Ok(Err(e)) => e.into(),
+                Ok(GuestEnd::Finished) => anyhow::anyhow!("guest never set a response"),
+                Ok(GuestEnd::Failed(e)) => e.into(),
+                Ok(GuestEnd::OutOfTime) => return Err(out_of_time()),
                 Err(e) => anyhow::anyhow!(e),
             };
             Err(HandleError::Guest(reason.context(format!(
@@ -245,5 +378,54 @@ async fn run(
                 route.component
             ))))
         }
+    }
+}
+
+/// How a guest's run ended.
+enum GuestEnd {
+    Finished,
+    Failed(wasmtime::Error),
+    /// Interrupted by the request deadline.
+    OutOfTime,
+}
+
+impl GuestEnd {
+    fn from_result(result: wasmtime::Result<()>) -> Self {
+        match result {
+            Ok(()) => GuestEnd::Finished,
+            Err(e) if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) => GuestEnd::OutOfTime,
+            Err(e) => GuestEnd::Failed(e),
+        }
+    }
+}
+
+/// Every epoch tick, guest code yields to the runtime (so a loop cannot hold a worker thread)
+/// and, once `deadline` has passed, traps.
+fn set_deadline(store: &mut Store<State>, deadline: Option<Instant>) {
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            return Ok(UpdateDeadline::Interrupt);
+        }
+        Ok(UpdateDeadline::YieldCustom(
+            1,
+            Box::pin(tokio::task::yield_now()),
+        ))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_backoff_doubles_to_a_second_and_resets() {
+        let mut backoff = AcceptBackoff::default();
+        let pauses: Vec<u64> = (0..9)
+            .map(|_| backoff.failed().as_millis() as u64)
+            .collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
+        backoff.succeeded();
+        assert_eq!(backoff.failed(), Duration::from_millis(10));
     }
 }

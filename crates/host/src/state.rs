@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{
     RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
@@ -15,9 +15,6 @@ use crate::bindings::spin_variables;
 use crate::kv::KvStores;
 use crate::postgres::PgPools;
 use crate::sqlite::SqliteDatabases;
-
-/// Memory a single request's instance may grow to, as on the smallest edge host.
-pub const MAX_INSTANCE_MEMORY: usize = 128 << 20;
 
 /// A component's configuration, resolved once at start-up.
 #[derive(Debug, Clone, Default)]
@@ -74,12 +71,16 @@ pub struct State {
     /// Spin interfaces.
     pub spin: SpinCtx,
     /// Memory limits.
-    pub limits: StoreLimits,
+    pub limits: MemoryLimiter,
 }
 
 impl State {
     /// Prepares a fresh state for one request of `component`.
-    pub fn new(component: Arc<ComponentConfig>, services: &Services) -> anyhow::Result<Self> {
+    pub fn new(
+        component: Arc<ComponentConfig>,
+        services: &Services,
+        max_memory: usize,
+    ) -> anyhow::Result<Self> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stdout().inherit_stderr();
         for (key, value) in &component.environment {
@@ -102,11 +103,73 @@ impl State {
                 sqlite_connections: 0,
                 pg: services.pg.clone(),
             },
-            limits: StoreLimitsBuilder::new()
-                .memory_size(MAX_INSTANCE_MEMORY)
-                .instances(64)
-                .build(),
+            limits: MemoryLimiter {
+                limits: StoreLimitsBuilder::new()
+                    .memory_size(max_memory)
+                    .instances(64)
+                    .build(),
+                max_memory,
+                peak: 0,
+            },
         })
+    }
+}
+
+/// wasmtime's [`StoreLimits`], also recording the largest size a memory grew to, so the memory
+/// limit can be sized from what the components use (logged per request at `debug`).
+pub struct MemoryLimiter {
+    limits: StoreLimits,
+    max_memory: usize,
+    /// The largest size, in bytes, any memory of the instance asked for and was given.
+    pub peak: usize,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = self.limits.memory_growing(current, desired, maximum)?;
+        if allowed {
+            self.peak = self.peak.max(desired);
+        } else {
+            tracing::warn!(
+                "a component asked for {desired} bytes of memory, over the limit of {} (--max-instance-memory)",
+                self.max_memory
+            );
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.memory_grow_failed(error)
+    }
+
+    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.limits.table_grow_failed(error)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
     }
 }
 

@@ -109,6 +109,18 @@ fn handle(req: Request) -> anyhow::Result<impl IntoResponse> {
             }
         }
         "/trap" => panic!("the probe was asked to fail"),
+        "/loop" => {
+            // Never returns and never calls the host: only the host's deadline ends it.
+            let mut n: u64 = 0;
+            loop {
+                n = std::hint::black_box(n.wrapping_add(1));
+            }
+        }
+        "/sleep" => {
+            let ms: u64 = arg("ms").parse().unwrap_or(1000);
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            json!({ "slept_ms": ms })
+        }
         "/pg/session" => pg_session(&arg("url"), req.body()),
         other => return Ok(Response::new(404, format!("no probe at {other}"))),
     };
