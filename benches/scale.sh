@@ -26,15 +26,16 @@ connections="${SCALE_CONNECTIONS:-4}"
 port="${SCALE_PORT:-3918}"
 profile="${SCALE_PROFILE:-dev}"
 
+# Always the whole workspace: building one package alone unifies features differently and
+# rebuilds wasmtime.
 if [ "$profile" = release ]; then
-    cargo build --quiet --release -p dochub-host -p dochub-cli
+    cargo build --quiet --workspace --release --bins --example corpus
     bin=target/release
 else
-    cargo build --quiet -p dochub-host -p dochub-cli
+    cargo build --quiet --workspace --bins --example corpus
     bin=target/debug
 fi
 cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub
-cargo build --quiet -p dochub-tests --example corpus
 wasm="${SCALE_WASM_DIR:-$PWD/target/wasm32-wasip2/wasm}"
 
 work="$(mktemp -d)"
@@ -82,11 +83,14 @@ echo "$(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2), $connections connectio
 for shape in $shapes; do
     p="${shape%%x*}"; rest="${shape#*x}"; s="${rest%%x*}"; k="${rest#*x}"
     tree="$work/$shape"
-    cargo run --quiet -p dochub-tests --example corpus -- "$tree/content" "$p" "$s" "$k" >/dev/null
+    "$bin/examples/corpus" "$tree/content" "$p" "$s" "$k" >/dev/null
     pages=$((p * s * k))
     echo
     echo "== $pages pages ($p projects x $s subprojects x $k pages): $(du -sm "$tree/content" | cut -f1) MB on disk"
+    t0=$(now_ns)
     "$bin/dochub" build "$tree/content" "$tree/build" | sed 's/^/  build: /'
+    t1=$(now_ns)
+    echo "  build time: $(( (t1 - t0) / 1000000 )) ms ($profile profile)"
     echo "  index on disk: $(du -sk "$tree/build/index" | cut -f1) KB; corpus: $(du -sk "$tree/content" | cut -f1) KB"
     sed -e "s|source = \"content\"|source = \"$tree/content\"|g" \
         -e "s|source = \"build\"|source = \"$tree/build\"|g" \

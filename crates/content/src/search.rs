@@ -50,13 +50,29 @@ pub struct Query {
     finder: Finder<'static>,
 }
 
-/// Case folding used on both sides: each character's lowercase mapping.
+/// The one case-folding rule of dochub, used on both sides of a search and by the docs site's
+/// highlighting: each character's lowercase mapping (no full case folding: `ß` stays `ß`).
 fn fold_char(c: char, out: &mut String) {
     if c.is_ascii() {
         out.push(c.to_ascii_lowercase());
     } else {
         out.extend(c.to_lowercase());
     }
+}
+
+/// The only characters above ASCII whose lowercase holds ASCII: `İ` (to `i̇`) and the Kelvin
+/// sign `K` (to `k`). A test checks every character.
+const ASCII_FOLDING: [char; 2] = ['\u{130}', '\u{212a}'];
+
+/// Whether `text` holds a character of [`ASCII_FOLDING`].
+fn has_ascii_folding_non_ascii(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    // Both start with a byte that is rare in text (0xC4 is also `Ā`..`Ŀ`, 0xE2 punctuation).
+    memchr::memchr2(0xc4, 0xe2, bytes).is_some()
+        && ASCII_FOLDING.iter().any(|c| {
+            let mut buf = [0; 4];
+            memchr::memmem::find(bytes, c.encode_utf8(&mut buf).as_bytes()).is_some()
+        })
 }
 
 /// The whole text folded as [`Query::find`] folds it: a query matches a text exactly when
@@ -86,13 +102,19 @@ pub(crate) fn searchable(raw: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// The hit for one page, when `q` matches its text: the one definition of what a result is,
-/// shared by the live scan and the prebuilt index.
-pub(crate) fn page_hit(q: &Query, path: String, id: &str, raw: &[u8]) -> Option<SearchHit> {
+/// shared by the live scan and the prebuilt index (which recorded each page's title, so
+/// `title` is only asked for on a match).
+pub(crate) fn page_hit(
+    q: &Query,
+    path: String,
+    raw: &[u8],
+    title: impl FnOnce() -> String,
+) -> Option<SearchHit> {
     let text = searchable(raw);
     let (start, end) = q.find(&text)?;
     Some(SearchHit {
         path,
-        title: parse_page(id, raw).title,
+        title: title(),
         excerpt: excerpt(&text, start, end),
     })
 }
@@ -119,13 +141,37 @@ impl Query {
 
     /// Byte range in `text` of the first case-insensitive match.
     pub fn find(&self, text: &str) -> Option<(usize, usize)> {
-        if text.is_ascii() {
-            // Fast path: ASCII folding keeps byte offsets.
-            if !self.folded.is_ascii() {
-                return None;
-            }
+        self.find_all(text, 1).into_iter().next()
+    }
+
+    /// Byte ranges in `text` of the first `limit` non-overlapping case-insensitive matches,
+    /// each a whole number of characters of `text`.
+    ///
+    /// ```
+    /// let q = dochub_content::Query::new("größe").unwrap();
+    /// assert_eq!(q.find_all("Größe, GRÖSSE, größe", 9), [(0, 7), (18, 25)]);
+    /// ```
+    pub fn find_all(&self, text: &str, limit: usize) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let ascii_query = self.folded.is_ascii();
+        if !ascii_query && text.is_ascii() {
+            return out;
+        }
+        if ascii_query && !has_ascii_folding_non_ascii(text) {
+            // Fast path: lowercasing the ASCII bytes alone keeps byte offsets, and leaves every
+            // other character as bytes >= 0x80, which an ASCII query never matches; its folded
+            // form would be such bytes too (but for two characters, checked above).
             let lower = text.as_bytes().to_ascii_lowercase();
-            return self.finder.find(&lower).map(|i| (i, i + self.folded.len()));
+            let mut from = 0;
+            while out.len() < limit {
+                let Some(i) = self.finder.find(&lower[from..]) else {
+                    break;
+                };
+                let start = from + i;
+                from = start + self.folded.len();
+                out.push((start, from));
+            }
+            return out;
         }
         // Fold the text, remembering which original character each folded byte came from.
         let mut folded = String::with_capacity(text.len());
@@ -136,9 +182,22 @@ impl Query {
             let span = (i as u32, (i + c.len_utf8()) as u32);
             origin.extend(std::iter::repeat_n(span, folded.len() - before));
         }
-        let at = self.finder.find(folded.as_bytes())?;
-        let end = at + self.folded.len();
-        Some((origin[at].0 as usize, origin[end - 1].1 as usize))
+        let mut from = 0;
+        while out.len() < limit {
+            let Some(i) = self.finder.find(&folded.as_bytes()[from..]) else {
+                break;
+            };
+            let at = from + i;
+            let end = at + self.folded.len();
+            let range = (origin[at].0 as usize, origin[end - 1].1 as usize);
+            // The next match starts after this one's last original character.
+            from = end;
+            while from < origin.len() && (origin[from].0 as usize) < range.1 {
+                from += 1;
+            }
+            out.push(range);
+        }
+        out
     }
 }
 
@@ -189,7 +248,8 @@ impl ContentRoot {
             let Some(raw) = self.raw(&p, &s, &id)? else {
                 continue;
             };
-            if let Some(hit) = page_hit(&q, format!("{p}/{s}/{id}"), &id, &raw) {
+            let title = || parse_page(&id, &raw).title;
+            if let Some(hit) = page_hit(&q, format!("{p}/{s}/{id}"), &raw, title) {
                 results.push(hit);
                 if results.len() == MAX_RESULTS {
                     break;
@@ -220,6 +280,40 @@ mod tests {
         // A character whose lowercase is longer maps back to whole original characters.
         let q = Query::new("i̇x").unwrap();
         assert_eq!(q.find("aİx"), Some((1, 4)));
+    }
+
+    #[test]
+    fn only_two_characters_above_ascii_fold_to_ascii() {
+        let found: Vec<char> = (0x80..=0x10ffff)
+            .filter_map(char::from_u32)
+            .filter(|c| c.to_lowercase().any(|l| l.is_ascii()))
+            .collect();
+        assert_eq!(found, ASCII_FOLDING);
+    }
+
+    #[test]
+    fn ascii_queries_in_text_with_other_characters() {
+        let q = Query::new("kelvin").unwrap();
+        assert_eq!(q.find("über KELVIN"), Some((6, 12)));
+        // The Kelvin sign folds to an ASCII `k`.
+        assert_eq!(q.find("über \u{212a}elvin"), Some((6, 14)));
+        assert_eq!(q.find_all("\u{212a}elvin kelvin", 9), [(0, 8), (9, 15)]);
+        // `İ` folds to `i` and a combining dot.
+        let q = Query::new("xi").unwrap();
+        assert_eq!(q.find("é Xİ"), Some((3, 6)));
+        assert_eq!(q.find("é XĪ"), None);
+    }
+
+    #[test]
+    fn every_match_without_overlap() {
+        let q = Query::new("aa").unwrap();
+        assert_eq!(q.find_all("aaaaa", 9), [(0, 2), (2, 4)]);
+        assert_eq!(q.find_all("aaaaa", 1), [(0, 2)]);
+        assert_eq!(q.find_all("AäAAa", 9), [(3, 5)]);
+        let q = Query::new("i̇").unwrap();
+        // İ folds to two characters; each match is the whole original character.
+        assert_eq!(q.find_all("İİ i̇", 9), [(0, 2), (2, 4), (5, 8)]);
+        assert!(Query::new("zz").unwrap().find_all("über", 9).is_empty());
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Marking the occurrences of a search query in an excerpt.
 
+use dochub_content::Query;
+
 /// A piece of an excerpt: either plain text or an occurrence of the query.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
@@ -9,13 +11,9 @@ pub struct Segment {
     pub is_match: bool,
 }
 
-/// Whether two chars are equal ignoring case (per char, as search does).
-fn same_char(a: char, b: char) -> bool {
-    a == b || a.to_lowercase().eq(b.to_lowercase())
-}
-
-/// Splits `text` into segments, marking every non-overlapping case-insensitive occurrence of
-/// `query`. An empty query marks nothing.
+/// Splits `text` into segments, marking every non-overlapping occurrence of `query` that
+/// search would match: the same [`Query`] decides, so what is marked is what was found (one
+/// case-folding rule for both). A query search refuses (under two characters) marks nothing.
 ///
 /// ```
 /// let segments = dochub_render::highlight("Render the RENDERED page", "render");
@@ -23,47 +21,28 @@ fn same_char(a: char, b: char) -> bool {
 /// assert_eq!(marked, ["Render", "RENDER"]);
 /// ```
 pub fn highlight(text: &str, query: &str) -> Vec<Segment> {
-    let needle: Vec<char> = query.chars().collect();
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut segments = Vec::new();
-    if needle.is_empty() || needle.len() > chars.len() {
-        if !text.is_empty() {
+    let ranges = match Query::new(query) {
+        Ok(q) => q.find_all(text, usize::MAX),
+        Err(_) => Vec::new(),
+    };
+    let mut segments = Vec::with_capacity(ranges.len() * 2 + 1);
+    let mut plain_start = 0;
+    for (start, end) in ranges {
+        if plain_start < start {
             segments.push(Segment {
-                text: text.to_owned(),
+                text: text[plain_start..start].to_owned(),
                 is_match: false,
             });
         }
-        return segments;
-    }
-    let byte_at = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
-    let mut plain_start = 0; // char index where the current plain run began
-    let mut i = 0;
-    while i + needle.len() <= chars.len() {
-        let found = needle
-            .iter()
-            .zip(&chars[i..])
-            .all(|(&q, &(_, c))| same_char(q, c));
-        if !found {
-            i += 1;
-            continue;
-        }
-        if plain_start < i {
-            segments.push(Segment {
-                text: text[byte_at(plain_start)..byte_at(i)].to_owned(),
-                is_match: false,
-            });
-        }
-        let end = i + needle.len();
         segments.push(Segment {
-            text: text[byte_at(i)..byte_at(end)].to_owned(),
+            text: text[start..end].to_owned(),
             is_match: true,
         });
-        i = end;
         plain_start = end;
     }
-    if byte_at(plain_start) < text.len() {
+    if plain_start < text.len() {
         segments.push(Segment {
-            text: text[byte_at(plain_start)..].to_owned(),
+            text: text[plain_start..].to_owned(),
             is_match: false,
         });
     }
@@ -101,6 +80,8 @@ mod tests {
     fn no_match_or_empty_query() {
         assert_eq!(marks("nothing here", "zzz"), "nothing here");
         assert_eq!(marks("text", ""), "text");
+        assert_eq!(marks("text", "t"), "text"); // search needs two characters
+        assert_eq!(marks("text", " ex "), "t[ex]t"); // trimmed, as search trims
         assert_eq!(marks("ab", "abc"), "ab");
         assert!(highlight("", "a").is_empty());
     }
@@ -110,6 +91,9 @@ mod tests {
         assert_eq!(marks("…Größe und größe…", "GRÖSSE"), "…Größe und größe…");
         assert_eq!(marks("…Größe und größe…", "größe"), "…[Größe] und [größe]…");
         assert_eq!(marks("日本語のテキスト", "テキ"), "日本語の[テキ]スト");
+        // A character whose lowercase is longer is marked whole, as search finds it.
+        assert_eq!(marks("aİx and İX", "i̇x"), "a[İx] and [İX]");
+        assert_eq!(marks("ΣΟΦΊΑ σοφία", "σοφία"), "[ΣΟΦΊΑ] [σοφία]");
     }
 
     #[test]

@@ -6,9 +6,9 @@
 //! grams.bin   "DHG1" | build_id u64 | keys u32 | blocks u32
 //!             | first key of each block: blocks x u32
 //!             | entries: keys x (key u32, offset u64, len u32), sorted by key
-//! pages.bin   "DHP1" | build_id u64 | pages u32
-//!             | records: pages x (sub u32, id_offset u32, id_len u32, 0 u32, size u64, hash u64)
-//!             | ids, UTF-8, back to back
+//! pages.bin   "DHP2" | build_id u64 | pages u32 | strings u32
+//!             | records: pages x (sub u32, offset u32, id_len u32, title_len u32, size u64, hash u64)
+//!             | strings: each page's id then its title, UTF-8, back to back
 //! postings    tag 0: count varint, then page numbers as varint deltas
 //!             tag 1: a bitmap of one bit per page
 //! ```
@@ -23,13 +23,15 @@ use std::path::{Path, PathBuf};
 use crate::error::ContentError;
 
 const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
-const PAGES_MAGIC: &[u8; 4] = b"DHP1";
+const PAGES_MAGIC: &[u8; 4] = b"DHP2";
 const GRAMS_HEADER: usize = 20;
-const PAGES_HEADER: usize = 16;
+const PAGES_HEADER: usize = 20;
 /// Entries per block of the key table: one block (4 KiB) is read per key looked up.
 const BLOCK: usize = 256;
 const ENTRY: usize = 16;
 const RECORD: usize = 32;
+/// Records this close to the first of a run are read with it in one read (4 KiB).
+const RUN: u32 = 128;
 
 /// The key of a byte trigram.
 pub(super) fn trigram(a: u8, b: u8, c: u8) -> u32 {
@@ -176,49 +178,55 @@ impl Grams {
 #[derive(Default)]
 pub(super) struct PagesWriter {
     records: Vec<u8>,
-    ids: Vec<u8>,
+    strings: Vec<u8>,
     count: u32,
 }
 
 impl PagesWriter {
-    pub(super) fn push(&mut self, sub: u32, id: &str, size: u64, hash: u64) {
+    pub(super) fn push(&mut self, sub: u32, id: &str, title: &str, size: u64, hash: u64) {
         self.records.extend_from_slice(&sub.to_le_bytes());
         self.records
-            .extend_from_slice(&(self.ids.len() as u32).to_le_bytes());
+            .extend_from_slice(&(self.strings.len() as u32).to_le_bytes());
         self.records
             .extend_from_slice(&(id.len() as u32).to_le_bytes());
-        self.records.extend_from_slice(&0u32.to_le_bytes());
+        self.records
+            .extend_from_slice(&(title.len() as u32).to_le_bytes());
         self.records.extend_from_slice(&size.to_le_bytes());
         self.records.extend_from_slice(&hash.to_le_bytes());
-        self.ids.extend_from_slice(id.as_bytes());
+        self.strings.extend_from_slice(id.as_bytes());
+        self.strings.extend_from_slice(title.as_bytes());
         self.count += 1;
     }
 
     pub(super) fn finish(self, build_id: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(PAGES_HEADER + self.records.len() + self.ids.len());
+        let mut out = Vec::with_capacity(PAGES_HEADER + self.records.len() + self.strings.len());
         out.extend_from_slice(PAGES_MAGIC);
         out.extend_from_slice(&build_id.to_le_bytes());
         out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&(self.strings.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.records);
-        out.extend_from_slice(&self.ids);
+        out.extend_from_slice(&self.strings);
         out
     }
 }
 
-/// One page's record.
+/// One page's record: what a search result needs besides the page's own text.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct PageRecord {
     pub(super) sub: u32,
     pub(super) id: String,
+    pub(super) title: String,
     pub(super) size: u64,
     pub(super) hash: u64,
 }
 
-/// The page table, opened: records read one at a time.
+/// The page table, opened: records read a run at a time.
 pub(super) struct PagesFile {
     file: File,
     path: PathBuf,
     build_id: u64,
     count: u32,
+    strings: u64,
 }
 
 impl PagesFile {
@@ -231,6 +239,7 @@ impl PagesFile {
         Ok(PagesFile {
             build_id: u64_at(&header, 4),
             count: u32_at(&header, 12),
+            strings: u64::from(u32_at(&header, 16)),
             file,
             path: path.to_path_buf(),
         })
@@ -240,25 +249,62 @@ impl PagesFile {
         self.build_id
     }
 
-    pub(super) fn record(&mut self, number: u32) -> Result<PageRecord, ContentError> {
-        if number >= self.count {
-            return Err(damaged(&self.path));
+    /// The records of `numbers` (ascending), in that order. Nearby records are read together,
+    /// and their strings with them: two reads per run of [`RUN`] page numbers.
+    pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, ContentError> {
+        let mut out = Vec::with_capacity(numbers.len());
+        let mut rest = numbers;
+        while let Some(&first) = rest.first() {
+            let run = rest.partition_point(|&n| n >= first && n - first < RUN);
+            let (now, later) = rest.split_at(run.max(1));
+            rest = later;
+            let last = now[now.len() - 1];
+            if last >= self.count || last < first {
+                return Err(damaged(&self.path));
+            }
+            let at = PAGES_HEADER as u64 + u64::from(first) * RECORD as u64;
+            let span = (last - first + 1) as usize * RECORD;
+            let bytes = read_at(&mut self.file, &self.path, at, span)?;
+            let raw: Vec<(u32, u64, usize, usize, u64, u64)> = now
+                .iter()
+                .map(|&n| {
+                    let r = &bytes[(n - first) as usize * RECORD..][..RECORD];
+                    (
+                        u32_at(r, 0),
+                        u64::from(u32_at(r, 4)),
+                        u32_at(r, 8) as usize,
+                        u32_at(r, 12) as usize,
+                        u64_at(r, 16),
+                        u64_at(r, 24),
+                    )
+                })
+                .collect();
+            let lo = raw.iter().map(|r| r.1).min().unwrap_or(0);
+            let hi = raw
+                .iter()
+                .map(|r| r.1 + (r.2 + r.3) as u64)
+                .max()
+                .unwrap_or(0);
+            if hi > self.strings {
+                return Err(damaged(&self.path));
+            }
+            let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
+            let strings = read_at(&mut self.file, &self.path, base + lo, (hi - lo) as usize)?;
+            for (sub, offset, id_len, title_len, size, hash) in raw {
+                let text = &strings[(offset - lo) as usize..][..id_len + title_len];
+                let (id, title) = text.split_at(id_len);
+                let utf8 =
+                    |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| damaged(&self.path));
+                out.push(PageRecord {
+                    sub,
+                    id: utf8(id)?,
+                    title: utf8(title)?,
+                    size,
+                    hash,
+                });
+            }
         }
-        let at = PAGES_HEADER as u64 + u64::from(number) * RECORD as u64;
-        let r = read_at(&mut self.file, &self.path, at, RECORD)?;
-        let ids = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
-        let id = read_at(
-            &mut self.file,
-            &self.path,
-            ids + u64::from(u32_at(&r, 4)),
-            u32_at(&r, 8) as usize,
-        )?;
-        Ok(PageRecord {
-            sub: u32_at(&r, 0),
-            id: String::from_utf8(id).map_err(|_| damaged(&self.path))?,
-            size: u64_at(&r, 16),
-            hash: u64_at(&r, 24),
-        })
+        Ok(out)
     }
 }
 
@@ -367,6 +413,43 @@ mod tests {
         assert_eq!(out[0], 0);
         assert_eq!(decode_postings(&[7, 1], 10), None);
         assert_eq!(decode_postings(&[0, 2, 1], 10), None);
+    }
+
+    #[test]
+    fn page_records_read_in_runs_match_what_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.bin");
+        let mut w = PagesWriter::default();
+        let want: Vec<PageRecord> = (0..1000u32)
+            .map(|n| PageRecord {
+                sub: n / 7,
+                id: format!("page-{n}"),
+                title: if n % 3 == 0 {
+                    String::new()
+                } else {
+                    format!("Tïtle {n}")
+                },
+                size: u64::from(n) * 11,
+                hash: u64::from(n).wrapping_mul(0x9e37_79b9),
+            })
+            .collect();
+        for r in &want {
+            w.push(r.sub, &r.id, &r.title, r.size, r.hash);
+        }
+        std::fs::write(&path, w.finish(9)).unwrap();
+        let mut pages = PagesFile::open(&path).unwrap();
+        assert_eq!(pages.build_id(), 9);
+        let all: Vec<u32> = (0..1000).collect();
+        assert_eq!(pages.records(&all).unwrap(), want);
+        let some = [0, 1, 127, 128, 129, 500, 999];
+        let got = pages.records(&some).unwrap();
+        let expected: Vec<_> = some.iter().map(|&n| want[n as usize].clone()).collect();
+        assert_eq!(got, expected);
+        assert!(pages.records(&[]).unwrap().is_empty());
+        assert!(matches!(
+            pages.records(&[1000]),
+            Err(ContentError::IndexDamaged { .. })
+        ));
     }
 
     #[test]

@@ -13,19 +13,25 @@
 //!                           case-folded text) -> offset and length of its posting list,
 //!                           with a sparse index of each 256-entry block's first key
 //! build/index/postings.bin  posting lists: page numbers (path order), delta-varint or bitmap
-//! build/index/pages.bin     page n -> subproject number, id, size and content hash
+//! build/index/pages.bin     page n -> subproject number, id, title, size and content hash
 //! ```
 //!
 //! Search stays exact: a page can contain the folded query only if it contains every trigram
 //! of it, so the intersection of the trigrams' lists is a superset of the answer, and each
 //! candidate is then matched with the same [`Query::find`] as the live scan. A two-byte query
 //! (two ASCII characters) is answered from its bigram's list. Results, order and excerpts are
-//! those of [`ContentRoot::search`].
+//! those of [`ContentRoot::search`]. What a query costs: the key table's header, one 4 KiB
+//! block and one posting list per key, one read of the page table per run of 128 candidates
+//! (each page's title is there, so no frontmatter is parsed), and the candidate files, in path
+//! order, until the answer holds [`MAX_RESULTS`] hits.
 //!
-//! **Never stale in silence.** Every answer first compares the modification times of the
+//! **Never stale in silence.** Every answer compares the modification times of the
 //! folders it depends on with the build's record (a `stat` each: adding, removing or renaming a
 //! page, or saving it the way most editors do, by rename, changes its folder's time), and
-//! every page file the answer reads anyway with its recorded size and hash. Any difference is
+//! every page file the answer reads anyway with its recorded size and hash. A search that
+//! reached [`MAX_RESULTS`] depends only on the folders whose pages sort before its last hit
+//! (a common word's answer ends in the first subproject: three `stat`s); one under the limit
+//! depends on every folder. Any difference is
 //! reported as [`Indexed::Stale`]; the caller then answers from the live tree and logs why.
 //!
 //! When the build folder itself was copied (`spin up` copies mounted folders unless given
@@ -52,13 +58,16 @@ use format::{Grams, GramsWriter, PagesFile, PagesWriter, decode_postings, encode
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 const NAV_FILE: &str = "nav.json";
 const SUB_DIR: &str = "sub";
 const GRAMS_FILE: &str = "grams.bin";
 const POSTINGS_FILE: &str = "postings.bin";
 const PAGES_FILE: &str = "pages.bin";
+/// Candidates whose records are fetched at a time: a common word's answer is found in its first
+/// run, a rare word's candidates are few.
+const CANDIDATE_RUN: usize = 64;
 
 /// An answer from the index, or why the index could not give it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +165,10 @@ pub enum Scope<'a> {
     Project(&'a str),
     /// The outline and one subproject's pages.
     Subproject(&'a str, &'a str),
+    /// The outline and every subproject that may hold a page whose path
+    /// (`<project>/<subproject>/<page>`) sorts at or before this one: what a search answer
+    /// that ends at this path depends on.
+    Through(&'a str),
     /// Every folder (search, the master manifest, the home page's counts).
     Everything,
 }
@@ -316,7 +329,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
             postings.entry(key).or_default().push(number);
         }
         let parsed = parse_page(id, &raw);
-        pages.push(sub, id, raw.len() as u64, page_hash);
+        pages.push(sub, id, &parsed.title, raw.len() as u64, page_hash);
         sub_pages[sub as usize].push(IndexedPage {
             id: id.clone(),
             title: parsed.title,
@@ -486,6 +499,13 @@ impl Index {
             return Ok(Some(reason));
         }
         for p in &self.nav.projects {
+            // A folder whose paths all sort after the answer's last one cannot change it (not
+            // `break`: `a-b/` sorts before `a/`, so id order is not path order).
+            if let Scope::Through(last) = scope
+                && format!("{}/", p.id).as_str() > last
+            {
+                continue;
+            }
             let pdir = base.join(&p.id);
             if let Some(reason) = check_dir(&pdir, 1, &p.dir, &p.id, self.copied)? {
                 return Ok(Some(reason));
@@ -495,6 +515,7 @@ impl Index {
                     Scope::Outline => false,
                     Scope::Project(id) => id == p.id,
                     Scope::Subproject(pid, sid) => pid == p.id && sid == s.id,
+                    Scope::Through(last) => format!("{}/{}/", p.id, s.id).as_str() <= last,
                     Scope::Everything => true,
                 };
                 if wanted {
@@ -513,13 +534,7 @@ impl Index {
     /// Whether a page file read for an answer is the one the build indexed: `None` when it
     /// is, else what changed.
     pub fn verify(page: &IndexedPage, path: &str, raw: Option<&[u8]>) -> Option<String> {
-        match raw {
-            None => Some(format!("`{path}` was removed")),
-            Some(raw) if raw.len() as u64 != page.size || hash(raw) != page.hash => {
-                Some(format!("`{path}` was edited"))
-            }
-            Some(_) => None,
-        }
+        verify_file(page.size, page.hash, path, raw)
     }
 
     /// Searches through the index; the same answer as [`ContentRoot::search`] when fresh.
@@ -530,9 +545,6 @@ impl Index {
         query: &str,
     ) -> Result<Indexed<SearchResults>, ContentError> {
         let q = Query::new(query)?;
-        if let Some(reason) = self.check(root, Scope::Everything)? {
-            return Ok(Indexed::Stale(reason));
-        }
         let Some(candidates) = self.candidates(q.folded().as_bytes())? else {
             return Ok(Indexed::Stale("the index is being rebuilt".into()));
         };
@@ -541,31 +553,32 @@ impl Index {
             return Ok(Indexed::Stale("the index is being rebuilt".into()));
         }
         let mut results = Vec::new();
-        for number in candidates {
-            let record = pages.record(number)?;
-            let Some((p, s)) = self.subs.get(record.sub as usize) else {
-                return Ok(Indexed::Stale("the index is damaged".into()));
-            };
-            let path = format!("{p}/{s}/{}", record.id);
-            let raw = root.raw(p, s, &record.id)?;
-            let page = IndexedPage {
-                id: String::new(),
-                title: String::new(),
-                summary: String::new(),
-                number,
-                size: record.size,
-                hash: record.hash,
-            };
-            if let Some(reason) = Index::verify(&page, &path, raw.as_deref()) {
-                return Ok(Indexed::Stale(reason));
-            }
-            let raw = raw.unwrap_or_default();
-            if let Some(hit) = page_hit(&q, path, &record.id, &raw) {
-                results.push(hit);
-                if results.len() == MAX_RESULTS {
-                    break;
+        // Candidates in runs: a common word's answer is found in its first few dozen.
+        'runs: for run in candidates.chunks(CANDIDATE_RUN) {
+            for record in pages.records(run)? {
+                let Some((p, s)) = self.subs.get(record.sub as usize) else {
+                    return Ok(Indexed::Stale("the index is damaged".into()));
+                };
+                let path = format!("{p}/{s}/{}", record.id);
+                let raw = root.raw(p, s, &record.id)?;
+                if let Some(reason) = verify_file(record.size, record.hash, &path, raw.as_deref()) {
+                    return Ok(Indexed::Stale(reason));
+                }
+                let raw = raw.unwrap_or_default();
+                if let Some(hit) = page_hit(&q, path, &raw, || record.title) {
+                    results.push(hit);
+                    if results.len() == MAX_RESULTS {
+                        break 'runs;
+                    }
                 }
             }
+        }
+        let scope = match results.last() {
+            Some(last) if results.len() == MAX_RESULTS => Scope::Through(&last.path),
+            _ => Scope::Everything,
+        };
+        if let Some(reason) = self.check(root, scope)? {
+            return Ok(Indexed::Stale(reason));
         }
         Ok(Indexed::Fresh(SearchResults {
             query: query.to_owned(),
@@ -609,6 +622,17 @@ impl Index {
             }
         }
         Ok(Some(result.unwrap_or_default()))
+    }
+}
+
+/// Whether a page file read for an answer is the one the build indexed.
+fn verify_file(size: u64, page_hash: u64, path: &str, raw: Option<&[u8]>) -> Option<String> {
+    match raw {
+        None => Some(format!("`{path}` was removed")),
+        Some(raw) if raw.len() as u64 != size || hash(raw) != page_hash => {
+            Some(format!("`{path}` was edited"))
+        }
+        Some(_) => None,
     }
 }
 
