@@ -128,6 +128,9 @@ pub struct IndexedPage {
     pub size: u64,
     /// Hash of the file's bytes.
     pub hash: u64,
+    /// Whether its frontmatter says `llms: optional` (for `/llms.txt`).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -324,6 +327,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
             number,
             size: raw.len() as u64,
             hash: page_hash,
+            optional: parsed.frontmatter.llms_optional,
         });
         number += 1;
     }
@@ -449,6 +453,11 @@ impl Index {
             .find(|s| s.id == subproject)
     }
 
+    /// The build's id: files written beside the index record it to be matched with it.
+    pub fn build_id(&self) -> u64 {
+        self.nav.build_id
+    }
+
     /// Pages across all projects.
     pub fn total_documents(&self) -> usize {
         self.nav.pages as usize
@@ -555,6 +564,7 @@ impl Index {
                 number,
                 size: record.size,
                 hash: record.hash,
+                optional: false,
             };
             if let Some(reason) = Index::verify(&page, &path, raw.as_deref()) {
                 return Ok(Indexed::Stale(reason));
