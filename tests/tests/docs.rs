@@ -94,7 +94,6 @@ async fn routes_statuses_and_content_types() {
         ("/docs/alpha", "/docs/alpha/"),
         ("/docs/alpha/guide", "/docs/alpha/guide/"),
         ("/docs/alpha/guide/install/", "/docs/alpha/guide/install"),
-        ("/docs/alpha/guide/install.md", "/docs/alpha/guide/install"),
     ] {
         let (status, headers, _) = get(&app, path).await;
         assert_eq!(status, 301, "{path}");

@@ -29,6 +29,11 @@ pub fn build(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         summary.documents,
         args.out_dir.display()
     );
+    println!(
+        "wrote llms-full.txt: {} pages, {:.1} MB",
+        summary.llms_full.pages,
+        summary.llms_full.bytes as f64 / 1e6
+    );
     let index = summary.index;
     println!(
         "indexed {} pages ({:.1} MB) with {} keys: index {:.1} MB, built in {:.2} s",

@@ -8,6 +8,9 @@ use crate::yaml::{parse_yaml, str_field};
 /// The reference type assumed when a reference gives none.
 pub const DEFAULT_REFERENCE_TYPE: &str = "depends_on";
 
+/// The value of the frontmatter key `llms` that marks a page as optional for agents.
+pub const LLMS_OPTIONAL: &str = "optional";
+
 /// A cross-reference from a page to a subproject.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
@@ -29,6 +32,9 @@ pub struct Frontmatter {
     pub summary: Option<String>,
     /// `references` entries that could be read.
     pub references: Vec<Reference>,
+    /// `llms: optional`: the page is low priority for agents (listed under `## Optional` in
+    /// `/llms.txt`, see [`crate::llms`]).
+    pub llms_optional: bool,
     /// Why the block could not be parsed (then all fields are empty).
     pub error: Option<String>,
     /// Problems with single fields that did not stop parsing (for `dochub check`).
@@ -146,6 +152,7 @@ fn read_frontmatter(yaml: &str) -> Frontmatter {
     }
     fm.title = str_field(&value, "title");
     fm.summary = str_field(&value, "summary");
+    fm.llms_optional = str_field(&value, "llms").is_some_and(|v| v.trim() == LLMS_OPTIONAL);
     if let Some(refs) = value.get("references") {
         read_references(refs, &mut fm);
     }

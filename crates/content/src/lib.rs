@@ -1,7 +1,7 @@
 //! dochub's content tree, with no Spin dependency: projects, subprojects and
 //! pages on disk; page frontmatter; the JSON manifests; raw text; search; the
-//! latest daily report; the prebuilt `build/` directory; content lint; and the
-//! bearer-token check the components share.
+//! latest daily report; the prebuilt `build/` directory; `/llms.txt` and `/llms-full.txt`
+//! ([`llms`]); content lint; and the bearer-token check the components share.
 //!
 //! Layout of a content root:
 //!
@@ -39,6 +39,7 @@ mod error;
 mod frontmatter;
 pub mod http;
 pub mod index;
+pub mod llms;
 mod manifest;
 pub mod prebuilt;
 mod report;
@@ -49,7 +50,9 @@ mod yaml;
 
 pub use check::{Diagnostic, Severity};
 pub use error::ContentError;
-pub use frontmatter::{DEFAULT_REFERENCE_TYPE, Frontmatter, ParsedPage, Reference, parse_page};
+pub use frontmatter::{
+    DEFAULT_REFERENCE_TYPE, Frontmatter, LLMS_OPTIONAL, ParsedPage, Reference, parse_page,
+};
 pub use manifest::{
     DocumentEntry, MasterManifest, Named, ProjectEntry, ProjectManifest, SubprojectEntry,
     SubprojectManifest, encode_segment, iso8601, raw_url,

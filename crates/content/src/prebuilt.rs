@@ -8,6 +8,8 @@
 //! build/manifest/<project>.json                GET /api/manifest/<project>
 //! build/manifest/<project>/<subproject>.json   GET /api/manifest/<project>/<subproject>
 //! build/index/                                 the search and navigation index (crate::index)
+//! build/llms-full.txt, build/llms-full.json     GET /llms-full.txt and where each project is in
+//!                                              it (crate::llms)
 //! ```
 
 use std::collections::BTreeSet;
@@ -43,6 +45,8 @@ pub struct BuildSummary {
     pub documents: usize,
     /// The search and navigation index.
     pub index: IndexSummary,
+    /// `llms-full.txt` (see [`crate::llms`]).
+    pub llms_full: crate::llms::FullSummary,
 }
 
 /// Writes every manifest of `root` into `out` (created if needed) and removes
@@ -79,6 +83,7 @@ pub fn write_build(
     fs::create_dir_all(&dir).map_err(|e| ContentError::io(&dir, e))?;
     remove_stale(&dir, &written)?;
     let index = write_index(root, out)?;
+    let llms_full = crate::llms::write_prebuilt_full(root, out, Index::open(out)?.build_id())?;
     // The master goes last: its presence marks a complete build.
     write(&out.join(MASTER_FILE), &to_json(&master)?)?;
     Ok(BuildSummary {
@@ -86,6 +91,7 @@ pub fn write_build(
         subprojects,
         documents: master.total_documents,
         index,
+        llms_full,
     })
 }
 

@@ -140,6 +140,17 @@ pub fn page_href(project: &str, subproject: &str, page: &str) -> String {
     }
 }
 
+/// The markdown twin (`/docs/<p>/<s>/<page>.md`) of the document at `here`, if it is a page
+/// (a subproject's landing page is its `index.md`).
+pub fn markdown_href(here: &Location) -> Option<String> {
+    match (&here.project, &here.subproject, &here.page) {
+        (Some(p), Some(s), Some(page)) => {
+            Some(dochub_content::llms::twin_url(&p.id, &s.id, &page.id))
+        }
+        _ => None,
+    }
+}
+
 /// URL of a search hit's page, from its `<project>/<subproject>/<page>` path.
 fn hit_href(path: &str) -> String {
     let mut parts = path.splitn(3, '/');
@@ -208,6 +219,8 @@ enum Main<'a> {
 #[template(path = "layout.html")]
 struct LayoutTemplate<'a> {
     title: &'a str,
+    /// The page's markdown twin, announced with `<link rel="alternate">`.
+    markdown_href: Option<String>,
     query: &'a str,
     home_active: bool,
     sidebar: Vec<SidebarProject>,
@@ -318,6 +331,7 @@ struct Frame<'a> {
 fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutError> {
     let page = LayoutTemplate {
         title: frame.title,
+        markdown_href: markdown_href(frame.here),
         query: frame.query,
         home_active: frame.here.project.is_none()
             && !matches!(main, Main::Search { .. } | Main::NotFound { .. }),

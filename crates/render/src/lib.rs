@@ -34,6 +34,7 @@
 mod highlight;
 mod layout;
 mod links;
+pub mod llms;
 mod markdown;
 pub mod site;
 mod slug;
@@ -41,7 +42,8 @@ mod slug;
 pub use highlight::{Segment, highlight};
 pub use layout::{
     Card, LayoutError, Location, Named, Nav, NavProject, NavSubproject, SearchHit, card_page,
-    document_page, not_found_page, page_href, project_href, search_page, subproject_href,
+    document_page, markdown_href, not_found_page, page_href, project_href, search_page,
+    subproject_href,
 };
 pub use markdown::{Rendered, TocEntry, options, render_body, render_markdown, strip_frontmatter};
 pub use slug::{FALLBACK_ID, slugify};

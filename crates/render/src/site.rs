@@ -10,13 +10,16 @@
 //! | `/<p>/` | card list of subprojects; 404 when there are none |
 //! | `/<p>/<s>` | 301 to `/docs/<p>/<s>/` when the subproject exists |
 //! | `/<p>/<s>/` | its `index.md` as a document, else a card list of pages; 404 when none |
-//! | `/<p>/<s>/<page>` | the page (`?format=raw`: the markdown as `text/markdown`) |
-//! | `/<p>/<s>/<page>/`, `/<p>/<s>/<page>.md` | 301 to `/docs/<p>/<s>/<page>` when it exists |
+//! | `/<p>/<s>/<page>` | the page (`?format=raw`, or an `Accept` preferring `text/markdown`: the markdown as `text/markdown`, see [`crate::llms`]) |
+//! | `/<p>/<s>/<page>.md` | the page's markdown twin: its bytes, as `/api/raw` gives them |
+//! | `/<p>/<s>/<page>/` | 301 to `/docs/<p>/<s>/<page>` when it exists |
 //! | `/<p>/<s>/index` | 301 to `/docs/<p>/<s>/` (its raw form stays at `?format=raw`) |
 //!
 //! Anything else, and any segment that is not a valid id (`..`, `.hidden`, `_master`,
 //! encoded slashes), is a 404 page in the layout. Methods other than GET and HEAD get a 405
-//! with `Allow`. In production every route needs a token (DESIGN, "Auth"): `/docs` serves the
+//! with `Allow`. A page's HTML (and a subproject's landing page) names its markdown twin in a
+//! `Link` header and a `<link rel="alternate">`, and says `Vary: Accept`. In production every
+//! route needs a token (DESIGN, "Auth"): `/docs` serves the
 //! same text as `/api/raw`.
 //!
 //! ```
@@ -81,7 +84,7 @@ fn html_response(status: u16, html: String) -> SiteResponse {
         .with_header("content-security-policy", CONTENT_SECURITY_POLICY)
 }
 
-fn text_response(status: u16, text: &str) -> SiteResponse {
+pub(crate) fn text_response(status: u16, text: &str) -> SiteResponse {
     SiteResponse::new(status, TEXT, format!("{text}\n").into_bytes())
 }
 
@@ -203,23 +206,46 @@ pub fn query_param<'a>(query: &'a str, name: &str) -> Option<Cow<'a, str>> {
 
 /// Answers a request.
 pub fn handle(config: &SiteConfig, req: &SiteRequest<'_>) -> SiteResponse {
+    handle_accepting(config, req, None)
+}
+
+/// Answers a request with its `Accept` header: a page's URL answers its markdown twin when
+/// [`crate::llms::prefers_markdown`], and says `Vary: Accept` either way.
+pub fn handle_accepting(
+    config: &SiteConfig,
+    req: &SiteRequest<'_>,
+    accept: Option<&str>,
+) -> SiteResponse {
+    if let Some(refused) = gate(config, req) {
+        return refused;
+    }
+    let markdown = accept.is_some_and(crate::llms::prefers_markdown);
+    let res = match respond(config, req, markdown) {
+        Ok(res) => res,
+        Err(e) => text_response(500, &e.to_string()),
+    };
+    strip(res, req.method.eq_ignore_ascii_case("HEAD"))
+}
+
+/// The 401 or 405 a request gets before any route looks at it, if it gets one (the docs
+/// site and `/llms*.txt` alike).
+pub(crate) fn gate(config: &SiteConfig, req: &SiteRequest<'_>) -> Option<SiteResponse> {
     let head = req.method.eq_ignore_ascii_case("HEAD");
     if !config.auth.allows(req.authorization) {
         let res = text_response(
             401,
             "Authentication required: send Authorization: Bearer <token>, or sign in with the token as the password.",
         );
-        return strip(res.with_header("www-authenticate", BASIC_CHALLENGE), head);
+        return Some(strip(
+            res.with_header("www-authenticate", BASIC_CHALLENGE),
+            head,
+        ));
     }
     if !(req.method == "GET" || head) {
         let res = text_response(405, "Method not allowed; use GET.");
-        return strip(res.with_header("allow", ALLOW), head);
+        return Some(strip(res.with_header("allow", ALLOW), head));
     }
-    let res = match respond(config, req) {
-        Ok(res) => res,
-        Err(e) => text_response(500, &e.to_string()),
-    };
-    strip(res, head)
+    None
 }
 
 fn strip(mut res: SiteResponse, head: bool) -> SiteResponse {
@@ -250,7 +276,11 @@ fn with_query(location: String, query: &str) -> String {
     }
 }
 
-fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, SiteError> {
+fn respond(
+    config: &SiteConfig,
+    req: &SiteRequest<'_>,
+    markdown: bool,
+) -> Result<SiteResponse, SiteError> {
     let route = route(req.path);
     if route == Route::Bare {
         return Ok(SiteResponse::redirect(
@@ -274,14 +304,14 @@ fn respond(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<SiteResponse, S
         root: &root,
         index: index.as_ref(),
     };
-    let res = match serve(&site, route.clone(), req) {
+    let res = match serve(&site, route.clone(), req, markdown) {
         Err(SiteError::Stale(reason)) => {
             warning = Some(reason);
             let live = Site {
                 root: &root,
                 index: None,
             };
-            serve(&live, route, req)
+            serve(&live, route, req, markdown)
         }
         other => other,
     }?;
@@ -309,7 +339,13 @@ fn scope(route: &Route) -> Scope<'_> {
     }
 }
 
-fn serve(site: &Site<'_>, route: Route, req: &SiteRequest<'_>) -> Result<SiteResponse, SiteError> {
+/// `markdown`: the request's `Accept` prefers markdown (a page then answers its twin).
+fn serve(
+    site: &Site<'_>,
+    route: Route,
+    req: &SiteRequest<'_>,
+    markdown: bool,
+) -> Result<SiteResponse, SiteError> {
     match route {
         Route::Home => site.home(),
         Route::Search => {
@@ -346,7 +382,7 @@ fn serve(site: &Site<'_>, route: Route, req: &SiteRequest<'_>) -> Result<SiteRes
                     ))?,
                 });
             }
-            site.subproject(&project, &subproject)
+            site.subproject(&project, &subproject, markdown)
         }
         Route::Page {
             project,
@@ -356,8 +392,15 @@ fn serve(site: &Site<'_>, route: Route, req: &SiteRequest<'_>) -> Result<SiteRes
         } => {
             let root = site.root;
             let stem = page.strip_suffix(".md").filter(|s| !s.is_empty());
-            if slash || stem.is_some() {
-                // `/p/s/page/` and `/p/s/page.md` name the page `page` when it exists.
+            if let (Some(id), false) = (stem, slash) {
+                // The markdown twin: the file's bytes, as `?format=raw` and `/api/raw` give them.
+                return match root.raw(&project, &subproject, id)? {
+                    Some(bytes) => Ok(SiteResponse::new(200, MARKDOWN, bytes)),
+                    None => site.missing_page(&project, &subproject, id),
+                };
+            }
+            if slash {
+                // `/p/s/page/` and `/p/s/page.md/` name the page `page` when it exists.
                 let id = stem.unwrap_or(&page);
                 if root.raw(&project, &subproject, id)?.is_some() {
                     let href = format!(
@@ -368,9 +411,7 @@ fn serve(site: &Site<'_>, route: Route, req: &SiteRequest<'_>) -> Result<SiteRes
                     );
                     return Ok(SiteResponse::redirect(301, with_query(href, req.query)));
                 }
-                if slash {
-                    return site.missing_page(&project, &subproject, &page);
-                }
+                return site.missing_page(&project, &subproject, &page);
             }
             let raw = query_param(req.query, "format").as_deref() == Some("raw");
             if page == "index" && !raw && root.raw(&project, &subproject, "index")?.is_some() {
@@ -380,7 +421,13 @@ fn serve(site: &Site<'_>, route: Route, req: &SiteRequest<'_>) -> Result<SiteRes
                     subproject_href(&project, &subproject),
                 ));
             }
-            site.page(&project, &subproject, &page, raw)
+            let res = site.page(&project, &subproject, &page, raw || markdown)?;
+            // The answer depends on `Accept` (unless the query fixed it).
+            Ok(if raw || res.status != 200 {
+                res
+            } else {
+                res.with_header("vary", "Accept")
+            })
         }
         Route::Bare | Route::NotFound => site.not_found("There is no page at this address."),
     }
@@ -709,7 +756,12 @@ impl Site<'_> {
         )))
     }
 
-    fn subproject(&self, project: &str, subproject: &str) -> Result<SiteResponse, SiteError> {
+    fn subproject(
+        &self,
+        project: &str,
+        subproject: &str,
+        markdown: bool,
+    ) -> Result<SiteResponse, SiteError> {
         let Some((p, s, description)) = self.place(project, subproject)? else {
             return self.not_found(&format!(
                 "There is no subproject “{subproject}” in “{project}”."
@@ -722,6 +774,11 @@ impl Site<'_> {
         let nav = self.nav(Some((project, subproject, &pages)))?;
         if let Some(info) = pages.iter().find(|page| page.id == "index") {
             let index = self.read(project, subproject, info)?;
+            if markdown {
+                return Ok(
+                    SiteResponse::new(200, MARKDOWN, index.raw).with_header("vary", "Accept")
+                );
+            }
             let here = Location {
                 project: Some(p),
                 subproject: Some(s),
@@ -729,7 +786,7 @@ impl Site<'_> {
             };
             let rendered = render_body(index.body(), &[project, subproject]);
             let html = document_page(&nav, &here, index.title(), index.summary(), &rendered)?;
-            return Ok(html_response(200, html));
+            return Ok(with_twin(html_response(200, html), &here).with_header("vary", "Accept"));
         }
         let cards: Vec<Card> = pages
             .iter()
@@ -785,7 +842,7 @@ impl Site<'_> {
         };
         let rendered = render_body(page.body(), &[project, subproject]);
         let html = document_page(&nav, &here, page.title(), page.summary(), &rendered)?;
-        Ok(html_response(200, html))
+        Ok(with_twin(html_response(200, html), &here))
     }
 
     fn search(&self, query: &str) -> Result<SiteResponse, SiteError> {
@@ -827,6 +884,18 @@ impl Site<'_> {
             Err(e) => return Err(e.into()),
         };
         Ok(html_response(200, html))
+    }
+}
+
+/// Adds the `Link` header naming the page's markdown twin (the page's `<link rel="alternate">`
+/// says the same).
+fn with_twin(res: SiteResponse, here: &Location) -> SiteResponse {
+    match crate::layout::markdown_href(here) {
+        Some(href) => res.with_header(
+            "link",
+            &format!("<{href}>; rel=\"alternate\"; type=\"text/markdown\""),
+        ),
+        None => res,
     }
 }
 

@@ -79,9 +79,13 @@ fn document_page_layout() {
 
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<title>Rendering · dochub</title>"));
-    // No external resources: the one link is the inline icon; no scripts, fonts or URLs.
-    assert_eq!(html.matches("<link").count(), 1);
+    // No external resources: the links are the inline icon and the page's own markdown twin;
+    // no scripts, fonts or URLs.
+    assert_eq!(html.matches("<link").count(), 2);
     assert!(html.contains(r#"<link rel="icon" href="data:image/svg+xml,"#));
+    assert!(html.contains(
+        r#"<link rel="alternate" type="text/markdown" href="/docs/dochub/docs/rendering.md">"#
+    ));
     assert!(!html.contains("<script"));
     assert!(!html.contains(r#"="http"#) && !html.contains("https://"));
 

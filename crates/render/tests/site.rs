@@ -130,8 +130,15 @@ fn slashless_paths_redirect() {
         301,
         "/docs/alpha/guide/install",
     );
+    // `.md` is the page's markdown twin, not a redirect.
+    let twin = get(dir.path(), "/alpha/guide/install.md");
+    assert_eq!(twin.status, 200);
+    assert_eq!(
+        twin.body,
+        fs::read(dir.path().join("alpha/guide/install.md")).expect("read")
+    );
     assert_redirect(
-        &get(dir.path(), "/alpha/guide/install.md"),
+        &get(dir.path(), "/alpha/guide/install.md/"),
         301,
         "/docs/alpha/guide/install",
     );
@@ -546,4 +553,74 @@ fn a_stale_index_falls_back_to_the_tree_and_says_why() {
     // A page whose folders did not change still comes from the index, without a warning.
     let res = request(&pre, "GET", "/alpha/reference/api", None);
     assert_eq!((res.status, res.warning), (200, None));
+}
+
+#[test]
+fn accept_markdown_answers_the_twin_and_every_page_names_it() {
+    let dir = standard();
+    let config = config(dir.path());
+    let ask = |path: &str, accept: Option<&str>| {
+        dochub_render::site::handle_accepting(
+            &config,
+            &SiteRequest {
+                method: "GET",
+                path,
+                query: "",
+                authorization: None,
+            },
+            accept,
+        )
+    };
+    let on_disk = fs::read(dir.path().join("alpha/guide/install.md")).expect("read");
+
+    let md = ask("/alpha/guide/install", Some("text/markdown"));
+    assert_eq!(md.status, 200);
+    assert_eq!(
+        md.header("content-type"),
+        Some("text/markdown; charset=utf-8")
+    );
+    assert_eq!(md.header("vary"), Some("Accept"));
+    assert_eq!(md.body, on_disk);
+
+    let html = ask(
+        "/alpha/guide/install",
+        Some("text/html,application/xhtml+xml,*/*;q=0.8"),
+    );
+    assert_eq!(
+        html.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(html.header("vary"), Some("Accept"));
+    assert_eq!(
+        html.header("link"),
+        Some(r#"</docs/alpha/guide/install.md>; rel="alternate"; type="text/markdown""#)
+    );
+    assert!(body(&html).contains(
+        r#"<link rel="alternate" type="text/markdown" href="/docs/alpha/guide/install.md">"#
+    ));
+
+    // A missing page is a 404 whatever is accepted; card lists name no twin.
+    assert_eq!(ask("/alpha/guide/nope", Some("text/markdown")).status, 404);
+    assert_eq!(ask("/alpha/guide/nope.md", None).status, 404);
+    let cards = ask("/alpha/guide/", Some("text/markdown"));
+    assert_eq!(
+        cards.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(cards.header("link"), None);
+    assert!(!body(&cards).contains("rel=\"alternate\""));
+
+    // A landing page's twin is its index.md.
+    fs::write(
+        dir.path().join("alpha/guide/index.md"),
+        "---\ntitle: Guide\n---\n# Guide\n",
+    )
+    .expect("write");
+    let landing = ask("/alpha/guide/", Some("text/markdown"));
+    assert_eq!(landing.body, b"---\ntitle: Guide\n---\n# Guide\n");
+    let landing = ask("/alpha/guide/", None);
+    assert_eq!(
+        landing.header("link"),
+        Some(r#"</docs/alpha/guide/index.md>; rel="alternate"; type="text/markdown""#)
+    );
 }

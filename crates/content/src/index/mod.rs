@@ -137,6 +137,9 @@ pub struct IndexedPage {
     pub size: u64,
     /// Hash of the file's bytes.
     pub hash: u64,
+    /// Whether its frontmatter says `llms: optional` (for `/llms.txt`).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -337,6 +340,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
             number,
             size: raw.len() as u64,
             hash: page_hash,
+            optional: parsed.frontmatter.llms_optional,
         });
         number += 1;
     }
@@ -460,6 +464,11 @@ impl Index {
             .subprojects
             .iter()
             .find(|s| s.id == subproject)
+    }
+
+    /// The build's id: files written beside the index record it to be matched with it.
+    pub fn build_id(&self) -> u64 {
+        self.nav.build_id
     }
 
     /// Pages across all projects.

@@ -1,0 +1,252 @@
+//! Docs for agents, as the docs component serves them: `/llms.txt`, `/llms-full.txt`
+//! (`?project=<id>` for one project), and the choice between a page's HTML and its markdown
+//! twin by the `Accept` header ([`prefers_markdown`]; the twin itself is `/docs/.../<page>.md`,
+//! see [`crate::site`]).
+//!
+//! Why the docs component serves `/llms*.txt`: it already mounts the content tree and the
+//! prebuilt index, it serves the markdown twins the files link to, and the files are the
+//! docs site in another form; the api component's routes all live under `/api`. The two
+//! routes are exact routes of the docs component in `spin.toml`; the component tells them
+//! apart from `/docs/...` by `spin-component-route` (Spin v4.0.2 sets it to the route as
+//! written, without a trailing `/...`: `crates/routes/src/lib.rs`, `raw_route_or_prefix`).
+//!
+//! `/llms.txt` is built from the prebuilt index when it is current (one small file per
+//! subproject, no page read), else from the tree. `/llms-full.txt` is copied from the one
+//! `dochub build` wrote (`build/llms-full.txt`, with the byte range of each project for
+//! `?project=`) when it belongs to the current index, else read from the tree one page at a
+//! time. Both use the index's never-stale-in-silence check ([`dochub_content::index`]): the
+//! folders' times against the build's record, and for `llms-full.txt` also the build id and
+//! `_master/index.md`; a stale build is logged and the answer comes from the tree. Either way
+//! the text is streamed ([`FullText::write_to`]), so a tree of any size costs the component a
+//! buffer, not the file: the component writes it into the response body as it goes and aborts
+//! the body (the client sees an incomplete response, not a short file that looks whole) if
+//! anything fails half-way. Both need the same token as `/docs` in production.
+//!
+//! ```
+//! use dochub_render::llms::prefers_markdown;
+//! assert!(prefers_markdown("text/markdown"));
+//! assert!(prefers_markdown("text/markdown, text/html;q=0.9"));
+//! assert!(!prefers_markdown("text/html,application/xhtml+xml,*/*;q=0.8"));
+//! assert!(!prefers_markdown("*/*"));
+//! ```
+
+use std::io::Write;
+
+use dochub_content::index::{Indexed, Scope};
+use dochub_content::llms::{LlmsError, PrebuiltFull, SiteIntro, llms_txt, write_full};
+use dochub_content::prebuilt::BuildMode;
+use dochub_content::{ContentError, ContentRoot};
+
+use crate::site::{SiteConfig, SiteRequest, SiteResponse, gate, query_param, text_response};
+
+/// Content type of both files: plain text (the convention's files are markdown, but served
+/// as text so that browsers show them).
+pub const LLMS_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
+
+/// The two routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LlmsRoute {
+    /// `/llms.txt`
+    Index,
+    /// `/llms-full.txt`
+    Full,
+}
+
+impl LlmsRoute {
+    /// The route for a `spin-component-route` value; `None` for any other (e.g. `/docs`).
+    ///
+    /// ```
+    /// use dochub_render::llms::LlmsRoute;
+    /// assert_eq!(LlmsRoute::from_component_route("/llms.txt"), Some(LlmsRoute::Index));
+    /// assert_eq!(LlmsRoute::from_component_route("/docs"), None);
+    /// ```
+    pub fn from_component_route(route: &str) -> Option<LlmsRoute> {
+        match route {
+            "/llms.txt" => Some(LlmsRoute::Index),
+            "/llms-full.txt" => Some(LlmsRoute::Full),
+            _ => None,
+        }
+    }
+}
+
+/// How to answer.
+#[derive(Debug)]
+pub enum Answer {
+    /// A whole response.
+    Whole(SiteResponse),
+    /// Status and headers (empty body), then a body to stream with [`FullText::write_to`].
+    Stream(SiteResponse, FullText),
+}
+
+/// The body of `/llms-full.txt`, written when the response head has been sent.
+#[derive(Debug)]
+pub enum FullText {
+    /// Read from the tree, one page at a time.
+    Tree {
+        /// The content root.
+        root: ContentRoot,
+        /// The header.
+        intro: SiteIntro,
+        /// Only this project's pages.
+        project: Option<String>,
+    },
+    /// Copied from the build, which was found current.
+    Prebuilt(PrebuiltFull),
+}
+
+impl FullText {
+    /// Writes the whole text into `out`. An error means the text is incomplete: the caller
+    /// must not end the body as if it were whole.
+    pub fn write_to(&self, out: &mut dyn Write) -> Result<(), LlmsError> {
+        match self {
+            FullText::Tree {
+                root,
+                intro,
+                project,
+            } => write_full(root, intro, project.as_deref(), out).map(drop),
+            FullText::Prebuilt(prebuilt) => prebuilt.write_to(out).map(drop),
+        }
+    }
+}
+
+/// Whether an `Accept` header asks for markdown rather than HTML: `text/markdown` must have
+/// a higher quality than `text/html` (each weighed by its most specific matching range,
+/// `*/*` and `text/*` included), so browsers, which accept `*/*`, keep getting HTML.
+pub fn prefers_markdown(accept: &str) -> bool {
+    let markdown = quality(accept, "text", "markdown");
+    markdown > 0.0 && markdown > quality(accept, "text", "html")
+}
+
+/// The quality an `Accept` header gives `type/subtype` (0 when nothing matches).
+fn quality(accept: &str, kind: &str, subtype: &str) -> f32 {
+    let mut best: Option<(u8, f32)> = None;
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        let Some((k, s)) = media.split_once('/') else {
+            continue;
+        };
+        let specificity = match (k.trim(), s.trim()) {
+            (k, s) if k.eq_ignore_ascii_case(kind) && s.eq_ignore_ascii_case(subtype) => 2,
+            (k, "*") if k.eq_ignore_ascii_case(kind) => 1,
+            ("*", "*") => 0,
+            _ => continue,
+        };
+        let q = parts
+            .filter_map(|p| p.split_once('='))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+            .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(0.0))
+            .clamp(0.0, 1.0);
+        if best.is_none_or(|(b, _)| specificity > b) {
+            best = Some((specificity, q));
+        }
+    }
+    best.map_or(0.0, |(_, q)| q)
+}
+
+/// Answers a request for `/llms.txt` or `/llms-full.txt`.
+pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &SiteRequest<'_>) -> Answer {
+    if let Some(refused) = gate(config, req) {
+        return Answer::Whole(refused);
+    }
+    let head = req.method.eq_ignore_ascii_case("HEAD");
+    let answer = match route {
+        LlmsRoute::Index => index(config).map(Answer::Whole),
+        LlmsRoute::Full => full(config, req),
+    };
+    match answer {
+        Ok(Answer::Stream(res, _)) if head => Answer::Whole(res),
+        Ok(Answer::Whole(mut res)) => {
+            if head {
+                res.body.clear();
+            }
+            Answer::Whole(res)
+        }
+        Ok(stream) => stream,
+        Err(e) => {
+            let mut res = text_response(500, &e.to_string());
+            if head {
+                res.body.clear();
+            }
+            Answer::Whole(res)
+        }
+    }
+}
+
+fn index(config: &SiteConfig) -> Result<SiteResponse, ContentError> {
+    let root = ContentRoot::open(&config.content_dir)?;
+    let (index, mut warning) = config.build.open_index()?;
+    let mut outline = None;
+    if let Some(index) = index {
+        match index.check(&root, Scope::Everything)? {
+            Some(reason) => warning = Some(reason),
+            None => match index.llms_outline()? {
+                Indexed::Fresh(found) => outline = Some(found),
+                Indexed::Stale(reason) => warning = Some(reason),
+            },
+        }
+    }
+    let outline = match outline {
+        Some(outline) => outline,
+        None => root.llms_outline()?,
+    };
+    let text = llms_txt(&root.site_intro()?, &outline);
+    Ok(SiteResponse::new(200, LLMS_CONTENT_TYPE, text.into_bytes())
+        .with_warning(warning.map(|w| format!("answering from the content tree: {w}"))))
+}
+
+fn full(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<Answer, ContentError> {
+    let root = ContentRoot::open(&config.content_dir)?;
+    let project = query_param(req.query, "project").map(|p| p.into_owned());
+    if let Some(id) = &project
+        && root.project(id)?.is_none()
+    {
+        return Ok(Answer::Whole(text_response(
+            404,
+            &format!("There is no project “{id}”; /llms.txt lists them."),
+        )));
+    }
+    let head = SiteResponse::new(200, LLMS_CONTENT_TYPE, Vec::new());
+    let (index, mut warning) = config.build.open_index()?;
+    if let (Some(index), BuildMode::Auto(dir) | BuildMode::Required(dir)) = (index, &config.build) {
+        match index.check(&root, Scope::Everything)? {
+            Some(reason) => warning = Some(reason),
+            None => match PrebuiltFull::open(dir, &index, &root, project.as_deref())? {
+                Indexed::Fresh(prebuilt) => {
+                    return Ok(Answer::Stream(head, FullText::Prebuilt(prebuilt)));
+                }
+                Indexed::Stale(reason) => warning = Some(reason),
+            },
+        }
+    }
+    let intro = root.site_intro()?;
+    Ok(Answer::Stream(
+        head.with_warning(warning.map(|w| format!("answering from the content tree: {w}"))),
+        FullText::Tree {
+            root,
+            intro,
+            project,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_ranges_are_weighed_by_specificity_and_quality() {
+        assert!(prefers_markdown("text/markdown"));
+        assert!(prefers_markdown("TEXT/Markdown; charset=utf-8"));
+        assert!(prefers_markdown("text/html;q=0.5, text/markdown"));
+        assert!(prefers_markdown("text/*;q=0.2, text/markdown;q=0.3"));
+        assert!(!prefers_markdown(""));
+        assert!(!prefers_markdown("text/html"));
+        assert!(!prefers_markdown("text/markdown;q=0"));
+        assert!(!prefers_markdown("text/markdown, text/html"));
+        assert!(!prefers_markdown("text/*"));
+        assert!(!prefers_markdown("text/markdown;q=0.5, */*"));
+        assert!(!prefers_markdown("text/markdown;q=bogus"));
+        assert!(!prefers_markdown("garbage, ,;;"));
+    }
+}

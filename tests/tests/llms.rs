@@ -1,0 +1,533 @@
+//! Docs for agents end to end: `/llms.txt`, `/llms-full.txt`, the markdown twins and `Accept`
+//! negotiation, served by the real `docs.wasm` under the host, over HTTP.
+
+use std::path::{Path, PathBuf};
+
+use dochub_tests::{TestApp, fixture, repo_root};
+use reqwest::redirect::Policy;
+use reqwest::{Client, StatusCode};
+
+fn client() -> Client {
+    Client::builder()
+        .redirect(Policy::none())
+        .build()
+        .expect("client")
+}
+
+struct Got {
+    status: StatusCode,
+    headers: reqwest::header::HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Got {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+    fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).expect("utf-8 body")
+    }
+}
+
+async fn get_with(app: &TestApp, path: &str, accept: Option<&str>) -> Got {
+    let mut req = client().get(app.url(path));
+    if let Some(accept) = accept {
+        req = req.header("accept", accept);
+    }
+    let res = req.send().await.expect("request");
+    Got {
+        status: res.status(),
+        headers: res.headers().clone(),
+        body: res.bytes().await.expect("body").to_vec(),
+    }
+}
+
+async fn get(app: &TestApp, path: &str) -> Got {
+    get_with(app, path, None).await
+}
+
+/// Every page of a content tree in manifest order: `(<p>/<s>/<page>, file)`, read from disk
+/// with the directory rules of the interface (no `_` or `.` folders, no `reports`).
+fn pages_on_disk(root: &Path) -> Vec<(String, PathBuf)> {
+    fn dirs(dir: &Path) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(dir)
+            .expect("read dir")
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let name = e.file_name().into_string().ok()?;
+                (e.path().is_dir() && !name.starts_with(['_', '.'])).then_some(name)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+    let mut out = Vec::new();
+    for p in dirs(root).into_iter().filter(|p| p != "reports") {
+        for s in dirs(&root.join(&p)) {
+            let mut pages: Vec<String> = std::fs::read_dir(root.join(&p).join(&s))
+                .expect("read dir")
+                .filter_map(|e| {
+                    let name = e.ok()?.file_name().into_string().ok()?;
+                    let id = name.strip_suffix(".md")?;
+                    (!id.starts_with(['_', '.'])).then(|| id.to_owned())
+                })
+                .collect();
+            pages.sort();
+            for id in pages {
+                let file = root.join(&p).join(&s).join(format!("{id}.md"));
+                out.push((format!("{p}/{s}/{id}"), file));
+            }
+        }
+    }
+    out
+}
+
+/// A list line `- [title](url)` or `- [title](url): description`, indented or not: the url.
+fn link_of(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("- [")?;
+    // The title may hold escaped brackets.
+    let mut close = None;
+    let mut escaped = false;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            ']' if !escaped => {
+                close = Some(i);
+                break;
+            }
+            _ => escaped = false,
+        }
+    }
+    let after = rest[close?..].strip_prefix("](")?;
+    let end = after.find(')')?;
+    let tail = &after[end + 1..];
+    assert!(
+        tail.is_empty() || (tail.starts_with(": ") && tail.len() > 2),
+        "a link line ends with `: description` or nothing: {line:?}"
+    );
+    Some(&after[..end])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn llms_txt_parses_back_and_every_link_is_a_page_twin() {
+    let app = TestApp::builder().start().await.expect("app starts");
+    let content = repo_root().join("content");
+    let res = get(&app, "/llms.txt").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("content-type"), "text/plain; charset=utf-8");
+    let text = res.text();
+    let lines: Vec<&str> = text.lines().collect();
+
+    // H1 with the site name (the master page's title), blank line, blockquote summary.
+    let master = dochub_content::parse_page(
+        "index",
+        &std::fs::read(content.join("_master/index.md")).expect("master page"),
+    );
+    assert_eq!(lines[0], format!("# {}", master.title));
+    assert_eq!(lines[1], "");
+    assert_eq!(lines[2], format!("> {}", master.summary));
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("# ")).count(),
+        1,
+        "one H1"
+    );
+    assert!(
+        !lines.iter().any(|l| l.starts_with("###")),
+        "no H3 or deeper"
+    );
+
+    // One H2 per project of the manifest, in its order.
+    let manifest: serde_json::Value = reqwest::get(app.url("/api/manifest"))
+        .await
+        .expect("manifest")
+        .json()
+        .await
+        .expect("json");
+    let names: Vec<String> = manifest["projects"]
+        .as_array()
+        .expect("projects")
+        .iter()
+        .map(|p| format!("## {}", p["name"].as_str().expect("name")))
+        .collect();
+    let h2: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("## "))
+        .filter(|l| *l != "## Optional")
+        .collect();
+    assert_eq!(h2, names);
+
+    // Every link is well-formed; the twins are every page exactly once, and each resolves to
+    // the page's bytes.
+    let mut twins = Vec::new();
+    for line in &lines {
+        if line.trim_start().starts_with("- [") {
+            let url = link_of(line).unwrap_or_else(|| panic!("malformed link line {line:?}"));
+            assert!(url.starts_with("/docs/"), "{line}");
+            twins.push(url.to_owned());
+        } else if line.contains("](") {
+            // The one link outside the lists: the full text, in the paragraph after the summary.
+            assert!(line.contains("[llms-full.txt](/llms-full.txt)"), "{line}");
+            assert!(get(&app, "/llms-full.txt").await.status == 200);
+        }
+    }
+    let pages = pages_on_disk(&content);
+    let expected: Vec<String> = pages
+        .iter()
+        .map(|(path, _)| format!("/docs/{path}.md"))
+        .collect();
+    let mut sorted = twins.clone();
+    sorted.sort();
+    let mut expected_sorted = expected.clone();
+    expected_sorted.sort();
+    assert_eq!(sorted, expected_sorted, "each page listed exactly once");
+    for ((_, file), url) in pages.iter().zip(&expected) {
+        let twin = get(&app, url).await;
+        assert_eq!(twin.status, 200, "{url}");
+        assert_eq!(
+            twin.header("content-type"),
+            "text/markdown; charset=utf-8",
+            "{url}"
+        );
+        assert_eq!(twin.body, std::fs::read(file).expect("page file"), "{url}");
+    }
+    app.stop().await;
+}
+
+/// Checks that `text` has every page of `pages` exactly once, in order, each after its heading
+/// and URL line and with its body (frontmatter stripped) verbatim.
+fn assert_full_text(text: &str, pages: &[(String, PathBuf)]) {
+    let headings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("# ") && l.contains('/'))
+        .collect();
+    assert_eq!(headings.len(), pages.len(), "one heading per page");
+    let mut at = 0;
+    for ((path, file), heading) in pages.iter().zip(&headings) {
+        let id = path.rsplit('/').next().expect("id");
+        let parsed = dochub_content::parse_page(id, &std::fs::read(file).expect("page"));
+        assert_eq!(
+            *heading,
+            dochub_content::llms::full_heading(path, &parsed.title)
+        );
+        let section = format!("{heading}\n\nURL: /docs/{path}.md\n\n{}", parsed.body);
+        assert_eq!(text.matches(&section).count(), 1, "{path} exactly once");
+        let found = text[at..].find(&section).expect("in manifest order");
+        at += found + section.len();
+        if !parsed.body.is_empty() && parsed.frontmatter.present {
+            // Frontmatter stripped: the section does not hold the file's first line `---`.
+            assert!(!section.contains("\n---\ntitle:"), "{path}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn llms_full_holds_every_page_once_and_filters_by_project() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&fixture("docs"), dir.path());
+    std::fs::create_dir_all(dir.path().join("_overviews")).expect("mkdir");
+    let app = TestApp::builder()
+        .content(dir.path())
+        .start()
+        .await
+        .expect("app starts");
+    let pages = pages_on_disk(dir.path());
+    assert!(pages.len() >= 5, "the fixture has pages");
+
+    let res = get(&app, "/llms-full.txt").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("content-type"), "text/plain; charset=utf-8");
+    let text = res.text();
+    assert!(text.starts_with("# dochub\n\n> "), "{text}");
+    assert_full_text(&text, &pages);
+
+    let alpha: Vec<(String, PathBuf)> = pages
+        .iter()
+        .filter(|(p, _)| p.starts_with("alpha/"))
+        .cloned()
+        .collect();
+    let res = get(&app, "/llms-full.txt?project=alpha").await;
+    assert_eq!(res.status, 200);
+    assert_full_text(&res.text(), &alpha);
+
+    let res = get(&app, "/llms-full.txt?project=nope").await;
+    assert_eq!(res.status, 404);
+    assert!(res.text().contains("nope"));
+    let res = get(&app, "/llms-full.txt?project=..").await;
+    assert_eq!(res.status, 404);
+
+    // HEAD: the head alone; other methods: 405.
+    let head = client()
+        .head(app.url("/llms-full.txt"))
+        .send()
+        .await
+        .expect("head");
+    assert_eq!(head.status(), 200);
+    assert!(head.bytes().await.expect("body").is_empty());
+    for path in ["/llms.txt", "/llms-full.txt"] {
+        let post = client().post(app.url(path)).send().await.expect("post");
+        assert_eq!(post.status(), 405, "{path}");
+        assert_eq!(
+            post.headers().get("allow").and_then(|v| v.to_str().ok()),
+            Some("GET, HEAD")
+        );
+    }
+
+    // A page added after the start is in both at once (nothing is cached or prebuilt stale).
+    std::fs::write(
+        dir.path().join("gamma/notes/later.md"),
+        "---\ntitle: Later\nllms: optional\n---\nAdded later.\n",
+    )
+    .expect("write");
+    let text = get(&app, "/llms-full.txt").await.text();
+    assert_full_text(&text, &pages_on_disk(dir.path()));
+    let index = get(&app, "/llms.txt").await.text();
+    let optional = &index[index.find("\n## Optional\n").expect("optional section")..];
+    assert!(
+        optional.contains("- [Later](/docs/gamma/notes/later.md)"),
+        "{index}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_tree_streams_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dochub_content::corpus::Spec {
+        projects: 2,
+        subprojects: 5,
+        pages: 40,
+        page_bytes: 6000,
+    };
+    let written = dochub_content::corpus::generate(dir.path(), &spec).expect("corpus");
+    std::fs::create_dir_all(dir.path().join("_overviews")).expect("mkdir");
+    let app = TestApp::builder()
+        .content(dir.path())
+        .start()
+        .await
+        .expect("app starts");
+    let res = get(&app, "/llms-full.txt").await;
+    assert_eq!(res.status, 200);
+    assert!(
+        res.body.len() as u64 > written.bytes / 2,
+        "{}",
+        res.body.len()
+    );
+    assert_full_text(&res.text(), &pages_on_disk(dir.path()));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn twins_and_negotiation() {
+    let app = TestApp::builder().start().await.expect("app starts");
+    let file = repo_root().join("content/dochub/api/search.md");
+    let on_disk = std::fs::read(&file).expect("page file");
+    let page = "/docs/dochub/api/search";
+
+    // The twin is the file's bytes, as `?format=raw` and `/api/raw` give them.
+    for url in [
+        format!("{page}.md"),
+        format!("{page}?format=raw"),
+        "/api/raw/dochub/api/search".to_owned(),
+    ] {
+        let res = get(&app, &url).await;
+        assert_eq!(res.status, 200, "{url}");
+        assert!(
+            res.header("content-type").starts_with("text/markdown"),
+            "{url}"
+        );
+        assert_eq!(res.body, on_disk, "{url}");
+    }
+    let twin = get(&app, &format!("{page}.md")).await;
+    assert_eq!(twin.header("content-type"), "text/markdown; charset=utf-8");
+
+    // Negotiated on the page's own URL.
+    for accept in [
+        "text/markdown",
+        "text/markdown, text/html;q=0.9",
+        "text/plain;q=0.5, text/markdown",
+    ] {
+        let res = get_with(&app, page, Some(accept)).await;
+        assert_eq!(res.status, 200, "{accept}");
+        assert_eq!(
+            res.header("content-type"),
+            "text/markdown; charset=utf-8",
+            "{accept}"
+        );
+        assert_eq!(res.header("vary"), "Accept", "{accept}");
+        assert_eq!(res.body, on_disk, "{accept}");
+    }
+    let browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    for accept in [Some(browser), Some("*/*"), None] {
+        let res = get_with(&app, page, accept).await;
+        assert_eq!(res.status, 200);
+        assert_eq!(
+            res.header("content-type"),
+            "text/html; charset=utf-8",
+            "{accept:?}"
+        );
+        assert_eq!(res.header("vary"), "Accept", "{accept:?}");
+        assert_eq!(
+            res.header("link"),
+            r#"</docs/dochub/api/search.md>; rel="alternate"; type="text/markdown""#
+        );
+        assert!(res.text().contains(
+            r#"<link rel="alternate" type="text/markdown" href="/docs/dochub/api/search.md">"#
+        ));
+    }
+
+    // A subproject's landing page negotiates to its index.md.
+    let landing = std::fs::read(repo_root().join("content/dochub/api/index.md")).expect("index");
+    let res = get_with(&app, "/docs/dochub/api/", Some("text/markdown")).await;
+    assert_eq!(res.body, landing);
+    assert_eq!(res.header("vary"), "Accept");
+    let res = get(&app, "/docs/dochub/api/index.md").await;
+    assert_eq!(res.body, landing);
+
+    // Missing pages are 404 in every form.
+    for (url, accept) in [
+        ("/docs/dochub/api/nope.md", None),
+        ("/docs/dochub/api/nope", Some("text/markdown")),
+        ("/docs/dochub/nope/search.md", None),
+        ("/docs/dochub/api/%2e%2e.md", None),
+    ] {
+        assert_eq!(get_with(&app, url, accept).await.status, 404, "{url}");
+    }
+    app.stop().await;
+}
+
+/// sha256("secret"), as `auth_tokens` holds it.
+const SECRET_DIGEST: &str = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn production_protects_every_agent_route() {
+    let app = TestApp::builder()
+        .variable("environment", "production")
+        .variable("auth_tokens", SECRET_DIGEST)
+        .start()
+        .await
+        .expect("app starts");
+    for path in [
+        "/llms.txt",
+        "/llms-full.txt",
+        "/llms-full.txt?project=dochub",
+        "/docs/dochub/api/search.md",
+    ] {
+        let res = client().get(app.url(path)).send().await.expect("request");
+        assert_eq!(res.status(), 401, "{path}");
+        assert!(
+            res.headers()
+                .get("www-authenticate")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("Basic")),
+            "{path}"
+        );
+        let body = res.text().await.expect("body");
+        assert!(!body.contains("# "), "no content leaks: {body}");
+        let res = client()
+            .get(app.url(path))
+            .bearer_auth("wrong")
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 401, "{path}");
+        let res = client()
+            .get(app.url(path))
+            .bearer_auth("secret")
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 200, "{path}");
+    }
+    let res = client()
+        .get(app.url("/docs/dochub/api/search"))
+        .header("accept", "text/markdown")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 401);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
+    let content = tempfile::tempdir().expect("temp dir");
+    copy_tree(&fixture("docs"), content.path());
+    std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");
+    let build = tempfile::tempdir().expect("temp dir");
+    let root = dochub_content::ContentRoot::open(content.path()).expect("root");
+    dochub_content::prebuilt::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+    let prebuilt = TestApp::builder()
+        .content(content.path())
+        .mount(build.path(), "/prebuilt")
+        .env("BUILD_DIR", "/prebuilt")
+        .env("SERVE_PREBUILT", "1")
+        .start()
+        .await
+        .expect("app starts");
+    let live = TestApp::builder()
+        .content(content.path())
+        .env("SERVE_PREBUILT", "0")
+        .start()
+        .await
+        .expect("app starts");
+    let from_index = get(&prebuilt, "/llms.txt").await;
+    assert_eq!(from_index.status, 200);
+    assert_eq!(from_index.text(), get(&live, "/llms.txt").await.text());
+    for path in ["/llms-full.txt", "/llms-full.txt?project=alpha"] {
+        let copied = get(&prebuilt, path).await;
+        assert_eq!(copied.status, 200);
+        assert_eq!(copied.body, get(&live, path).await.body, "{path}");
+    }
+    // The prebuilt file is what is served while it is current: a same-size edit of it shows.
+    let file = build.path().join("llms-full.txt");
+    let text = std::fs::read_to_string(&file).expect("prebuilt llms-full.txt");
+    assert!(text.starts_with("# dochub\n"), "{text}");
+    std::fs::write(&file, text.replacen("# dochub", "# DOCHUB", 1)).expect("write");
+    let copied = get(&prebuilt, "/llms-full.txt").await.text();
+    assert!(copied.starts_with("# DOCHUB\n"), "{copied}");
+    assert_full_text(&copied, &pages_on_disk(content.path()));
+
+    // A page added after the build is listed at once (the index is noticed to be stale).
+    std::fs::write(
+        content.path().join("alpha/guide/added.md"),
+        "---\ntitle: Added\nsummary: New\n---\nText\n",
+    )
+    .expect("write");
+    let text = get(&prebuilt, "/llms.txt").await.text();
+    assert!(
+        text.contains("  - [Added](/docs/alpha/guide/added.md): New\n"),
+        "{text}"
+    );
+    assert_eq!(text, get(&live, "/llms.txt").await.text());
+    // ...and in llms-full.txt, from the tree (the prebuilt file is no longer used).
+    let full = get(&prebuilt, "/llms-full.txt").await.text();
+    assert!(full.starts_with("# dochub\n"), "{full}");
+    assert_full_text(&full, &pages_on_disk(content.path()));
+    assert!(full.contains("# alpha/guide/added: Added\n"));
+    prebuilt.stop().await;
+    live.stop().await;
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn link_lines_are_read_as_the_convention_writes_them() {
+    assert_eq!(link_of("- [A](/x.md): b"), Some("/x.md"));
+    assert_eq!(link_of("  - [A \\[1\\]](/y.md)"), Some("/y.md"));
+    assert_eq!(link_of("- plain item"), None);
+}
