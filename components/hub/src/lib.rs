@@ -65,14 +65,14 @@ async fn answer(
 ) -> http::Response<Vec<u8>> {
     let head = match request_head(incoming) {
         Ok(head) => head,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     if let Some(refusal) = api::check_before_body(auth, &head) {
         return refusal;
     }
     let body = match read_body(req, &head).await {
         Ok(body) => body,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let request = head.map(|()| body);
     let limits = match Limits::parse(&variable("hub_max_unread"), &variable("hub_retention_days")) {
@@ -146,8 +146,8 @@ fn static_name(name: &http::HeaderName) -> Option<&'static str> {
 
 /// The request's method, path, query and headers, with no body yet. The hub serves three Spin
 /// routes, so it routes on the whole path (`/api/send`, `/api/inbox/...`, `/machines`).
-fn request_head(incoming: &Incoming) -> Result<http::Request<()>, http::Response<Vec<u8>>> {
-    let bad = |what: &str| api::error(StatusCode::BAD_REQUEST, what);
+fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<http::Response<Vec<u8>>>> {
+    let bad = |what: &str| Box::new(api::error(StatusCode::BAD_REQUEST, what));
     let method =
         http::Method::from_bytes(incoming.method.as_bytes()).map_err(|_| bad("invalid method"))?;
     let target = if incoming.query.is_empty() {
@@ -169,7 +169,7 @@ fn request_head(incoming: &Incoming) -> Result<http::Request<()>, http::Response
 async fn read_body(
     req: IncomingRequest,
     head: &http::Request<()>,
-) -> Result<Body, http::Response<Vec<u8>>> {
+) -> Result<Body, Box<http::Response<Vec<u8>>>> {
     let declared = head
         .headers()
         .get(http::header::CONTENT_LENGTH)
@@ -182,10 +182,10 @@ async fn read_body(
     let mut bytes = Vec::new();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| {
-            api::error(
+            Box::new(api::error(
                 StatusCode::BAD_REQUEST,
                 &format!("cannot read the request body: {e:?}"),
-            )
+            ))
         })?;
         bytes.extend_from_slice(&chunk);
         if bytes.len() > MAX_REQUEST {
