@@ -228,6 +228,7 @@ pub struct AppBuilder {
     variables: HashMap<String, String>,
     state_dir: Option<PathBuf>,
     runtime_config: Option<PathBuf>,
+    undeclared: Vec<String>,
 }
 
 impl AppBuilder {
@@ -253,6 +254,14 @@ impl AppBuilder {
     /// Sets an application variable (as `SPIN_VARIABLE_<NAME>` would).
     pub fn variable(mut self, name: &str, value: &str) -> Self {
         self.variables.insert(name.into(), value.into());
+        self
+    }
+
+    /// Removes `name` from every component's `[component.*.variables]`, so that reading it
+    /// fails in the component (Spin answers `Undefined` for a variable a component does not
+    /// declare).
+    pub fn undeclare_variable(mut self, name: &str) -> Self {
+        self.undeclared.push(name.into());
         self
     }
 
@@ -348,6 +357,14 @@ impl AppBuilder {
                 files.push(table.into());
             }
             component.insert("files".into(), files.into());
+            if let Some(variables) = component
+                .get_mut("variables")
+                .and_then(|v| v.as_table_mut())
+            {
+                for name in &self.undeclared {
+                    variables.remove(name);
+                }
+            }
             let env = component
                 .entry("environment")
                 .or_insert_with(|| toml::Table::new().into())

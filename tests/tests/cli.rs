@@ -3,7 +3,7 @@
 
 use std::process::{Output, Stdio};
 
-use dochub_content::auth::token_digest;
+use dochub_http::auth::token_digest;
 use dochub_tests::clients::dochub_bin;
 use dochub_tests::{TestApp, fixture};
 use serde_json::Value;

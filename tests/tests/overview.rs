@@ -1,6 +1,6 @@
 //! Tier 1 end to end: `/` and `/overview/...` served by the real overview component under the host.
 
-use dochub_content::auth::token_digest;
+use dochub_http::auth::token_digest;
 use dochub_overview::OVERVIEWS;
 use dochub_tests::{TestApp, fixture, repo_root};
 use reqwest::StatusCode;

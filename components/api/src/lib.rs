@@ -1,6 +1,7 @@
 //! The `api` Spin component: Tier 3 of dochub (`/api/...`).
 //!
-//! A thin adapter over [`dochub_content::api`]: it reads the configuration once
+//! A thin adapter over [`dochub_content::api`], entered and left through `dochub_http` (settings,
+//! `Host` check, headers, generic errors) like every component: it reads the configuration once
 //! per request, passes the request to the library, and for `/api/health` takes
 //! the two readings only a host can give — the app's first start from the
 //! key-value store, and `SELECT 1` over outbound Postgres.
@@ -11,8 +12,8 @@
 //!   manifests answer search and manifests while they match the content (else the tree is
 //!   scanned and a warning logged); env `SERVE_PREBUILT` `0`/`false` turns that off, any
 //!   other value makes a missing build an error;
-//! - variables `environment`, `auth_tokens` (see `dochub_content::auth`),
-//!   `database_url`; when `database_url` is empty, env `DATABASE_URL`, then
+//! - variables `environment`, `auth_tokens`, `allowed_hosts` (see `dochub_http`: unreadable or
+//!   unknown values refuse every request), `database_url`; when `database_url` is empty, env `DATABASE_URL`, then
 //!   `POSTGRES_HOST` / `POSTGRES_PORT` / `POSTGRES_USER` / `POSTGRES_PASSWORD` /
 //!   `POSTGRES_DB` / `POSTGRES_SSLMODE` (Spin connects with verified TLS unless the address
 //!   says `sslmode=disable`).
@@ -21,13 +22,13 @@
 #![allow(unsafe_code)]
 
 use chrono::{DateTime, Utc};
-use dochub_content::api::{
-    ApiConfig, ApiRequest, ApiResponse, Database, Gate, Health, handle_or_health, health_response,
-};
-use dochub_content::auth::AuthConfig;
+use dochub_content::api::{ApiConfig, Database, Gate, Health, handle_or_health, health_response};
 use dochub_content::prebuilt::BuildMode;
-use spin_sdk::http::{Request, Response};
+use dochub_http::auth::AuthConfig;
+use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
+use spin_sdk::http::{IncomingRequest, Response};
 use spin_sdk::http_component;
+use spin_sdk::variables;
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 /// Key under which the app's first start (RFC 3339) is kept in the `default` store.
@@ -37,8 +38,19 @@ const STARTED_KEY: &str = "dochub:api:started_at";
 const STARTED_ELECTION_KEY: &str = "dochub:api:started_at:ticket";
 
 #[http_component]
-fn handle(req: Request) -> Response {
+fn handle(req: IncomingRequest) -> Response {
     let now = Utc::now();
+    let incoming = dochub_http::spin::incoming(&req);
+    let settings = match admit(
+        Surface::Api,
+        &incoming,
+        Settings::read("auth_tokens", variables::get),
+    ) {
+        Ok(settings) => settings,
+        Err(refusal) => return dochub_http::spin::outgoing(refusal),
+    };
+    let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
+    log_auth_config(Surface::Api, &incoming, "auth_tokens", &auth);
     let config = ApiConfig {
         content_dir: env("CONTENT_DIR")
             .unwrap_or_else(|| "/content".into())
@@ -47,58 +59,26 @@ fn handle(req: Request) -> Response {
             env("SERVE_PREBUILT").as_deref(),
             env("BUILD_DIR").as_deref(),
         ),
-        auth: AuthConfig::new(&variable("environment"), &variable("auth_tokens")),
+        auth,
     };
-    let method = req.method().to_string();
-    let path = match req.header("spin-path-info").and_then(|v| v.as_str()) {
-        Some(p) => p.to_owned(),
-        None => req
-            .path()
-            .strip_prefix("/api")
-            .unwrap_or(req.path())
-            .to_owned(),
-    };
-    let api_req = ApiRequest {
-        method: &method,
-        path: &path,
-        query: req.query(),
-        authorization: req.header("authorization").and_then(|v| v.as_str()),
-    };
-    let res = match handle_or_health(&config, &api_req, now) {
+    let res = match handle_or_health(&config, &incoming.request(), now) {
         Gate::Respond(res) => res,
         Gate::Health => {
-            let environment = variable("environment");
             let health = Health::new(
                 env!("CARGO_PKG_VERSION"),
                 first_start(now),
                 database(),
-                &environment,
+                settings.environment.as_str(),
                 now,
             );
-            health_response(&health, &method)
+            health_response(&health, &incoming.method)
         }
     };
-    respond(res)
-}
-
-fn respond(res: ApiResponse) -> Response {
-    if let Some(warning) = &res.warning {
-        eprintln!("api: warning: {warning}");
-    }
-    let mut builder = Response::builder();
-    builder.status(res.status);
-    for (name, value) in res.headers {
-        builder.header(name, value);
-    }
-    builder.body(res.body).build()
+    dochub_http::spin::outgoing(finish(Surface::Api, &incoming, Some(&settings), res))
 }
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-fn variable(name: &str) -> String {
-    spin_sdk::variables::get(name).unwrap_or_default()
 }
 
 /// The app's first start, kept in the `default` key-value store.
@@ -148,7 +128,8 @@ fn first_start(now: DateTime<Utc>) -> DateTime<Utc> {
 
 /// The database URL: variable `database_url`, env `DATABASE_URL`, or `POSTGRES_*` parts.
 fn database_address() -> Option<String> {
-    let url = variable("database_url");
+    // Unreadable reads as unset: health then reports the database as `unknown`.
+    let url = variables::get("database_url").unwrap_or_default();
     if !url.trim().is_empty() {
         return Some(url.trim().to_owned());
     }

@@ -1,45 +1,94 @@
 //! The `hub` Spin component: the message hub (`/api/send`, `/api/inbox/<machine>`,
 //! `/api/inbox/<machine>/ack`, `/machines`).
 //!
-//! A thin adapter over [`dochub_hub`]: it reads the variables once per request (`environment`,
-//! `hub_tokens`, `hub_database_url`, `hub_max_unread`, `hub_retention_days`), reads the body (at
-//! most [`MAX_REQUEST`] bytes), implements [`Sql`] over Spin's SQLite database `default`
-//! (`spin:sqlite`), or over PostgreSQL (`spin:postgres`) when `hub_database_url` is set, and hands
-//! the request to [`dochub_hub::api::handle`].
+//! A thin adapter over [`dochub_hub`]. In order, so that nothing is read that need not be:
+//! the settings (`environment`, `hub_tokens`, `allowed_hosts`; unreadable or unknown: 500,
+//! never open) and the development `Host` check ([`dochub_http::admit`]); the route, method,
+//! token and content type from the request's head ([`api::check_before_body`]); only then the
+//! body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_database_url`,
+//! `hub_max_unread`, `hub_retention_days`, and [`Sql`] over Spin's SQLite database `default`
+//! (`spin:sqlite`), or over PostgreSQL (`spin:postgres`) when `hub_database_url` is set.
+//! Every response leaves through [`dochub_http::finish`] (request id, headers, generic 5xx).
 
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
 
+use dochub_http::{Incoming, Settings, Surface, admit, finish, log};
 use dochub_hub::api::{self, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::{Dialect, Hub, Limits, Sql, SqlError, SqlValue, SystemClock};
 use futures::StreamExt;
 use http::StatusCode;
-use spin_sdk::http::IncomingRequest;
+use spin_sdk::http::{IncomingRequest, Response};
 use spin_sdk::http_component;
-use spin_sdk::{pg3, sqlite3};
+use spin_sdk::{pg3, sqlite3, variables};
 
 #[http_component]
-async fn handle(req: IncomingRequest) -> http::Response<Vec<u8>> {
-    let auth = HubAuth::new(&variable("environment"), &variable("hub_tokens"));
+async fn handle(req: IncomingRequest) -> Response {
+    let incoming = dochub_http::spin::incoming(&req);
+    let settings = match admit(
+        Surface::Hub,
+        &incoming,
+        Settings::read("hub_tokens", variables::get),
+    ) {
+        Ok(settings) => settings,
+        Err(refusal) => return dochub_http::spin::outgoing(refusal),
+    };
+    let auth = HubAuth::new(settings.environment.as_str(), &settings.tokens);
+    if auth.required() && auth.no_tokens() {
+        log(
+            Surface::Hub,
+            &incoming,
+            "no tokens are configured (`hub_tokens` is empty): every request gets 401",
+        );
+    } else if auth.required() && auth.invalid_entries() > 0 {
+        let count = auth.invalid_entries();
+        log(
+            Surface::Hub,
+            &incoming,
+            &format!("{count} entries of `hub_tokens` are not `machine=<sha256 hex>`; ignored"),
+        );
+    }
+    let response = answer(req, &incoming, &auth).await;
+    dochub_http::spin::outgoing(finish(
+        Surface::Hub,
+        &incoming,
+        Some(&settings),
+        plain(response),
+    ))
+}
+
+async fn answer(
+    req: IncomingRequest,
+    incoming: &Incoming,
+    auth: &HubAuth,
+) -> http::Response<Vec<u8>> {
+    let head = match request_head(incoming) {
+        Ok(head) => head,
+        Err(response) => return *response,
+    };
+    if let Some(refusal) = api::check_before_body(auth, &head) {
+        return refusal;
+    }
+    let body = match read_body(req, &head).await {
+        Ok(body) => body,
+        Err(response) => return *response,
+    };
+    let request = head.map(|()| body);
     let limits = match Limits::parse(&variable("hub_max_unread"), &variable("hub_retention_days")) {
         Ok(limits) => limits,
         Err(e) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    };
-    let request = match read_request(req).await {
-        Ok(request) => request,
-        Err(response) => return response,
     };
     let url = variable("hub_database_url");
     let url = url.trim();
     if url.is_empty() {
         match sqlite3::Connection::open_default() {
-            Ok(conn) => serve(SpinSqlite(conn), limits, &auth, request),
+            Ok(conn) => serve(SpinSqlite(conn), limits, auth, request),
             Err(e) => unavailable(&format!("cannot open the SQLite database `default`: {e:?}")),
         }
     } else {
         match pg3::Connection::open(url) {
-            Ok(conn) => serve(SpinPostgres(conn), limits, &auth, request),
+            Ok(conn) => serve(SpinPostgres(conn), limits, auth, request),
             // The URL may hold a password: the error names the failure, not the address.
             Err(e) => unavailable(&format!("cannot connect to the hub's PostgreSQL: {e:?}")),
         }
@@ -64,56 +113,86 @@ fn unavailable(message: &str) -> http::Response<Vec<u8>> {
     response
 }
 
+/// A variable the settings did not read; unreadable reads as empty, which
+/// [`Limits::parse`] and the database choice treat as their defaults.
 fn variable(name: &str) -> String {
-    spin_sdk::variables::get(name).unwrap_or_default()
+    variables::get(name).unwrap_or_default()
 }
 
-/// The request as an [`http::Request`], its body read up to [`MAX_REQUEST`] bytes.
-async fn read_request(
-    req: IncomingRequest,
-) -> Result<http::Request<Body>, http::Response<Vec<u8>>> {
-    let bad = |what: &str| api::error(StatusCode::BAD_REQUEST, what);
-    let method = http::Method::from_bytes(req.method().to_string().as_bytes())
-        .map_err(|_| bad("invalid method"))?;
-    let uri = req.path_with_query().unwrap_or_else(|| "/".to_owned());
-    let mut builder = http::Request::builder()
-        .method(method)
-        .uri(http::Uri::try_from(uri).map_err(|_| bad("invalid request target"))?);
-    let mut declared_too_large = false;
-    for (name, value) in req.headers().entries() {
-        if name.eq_ignore_ascii_case("content-length") {
-            let length = std::str::from_utf8(&value)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok());
-            declared_too_large = length.is_some_and(|n| n > MAX_REQUEST as u64);
-        }
-        if let Ok(value) = http::HeaderValue::from_bytes(&value) {
-            builder = builder.header(name, value);
+/// The hub's [`http::Response`] as the shared layer's response.
+fn plain(response: http::Response<Vec<u8>>) -> dochub_http::Response {
+    let (parts, body) = response.into_parts();
+    let mut res = dochub_http::Response::new(parts.status.as_u16(), dochub_http::JSON, body);
+    for (name, value) in &parts.headers {
+        if let (Some(name), Ok(value)) = (static_name(name), value.to_str()) {
+            res.set_header(name, value);
         }
     }
-    let body = if declared_too_large {
-        Body::TooLarge
+    res
+}
+
+/// The names the hub's responses carry, as the `'static` names the shared layer keeps.
+fn static_name(name: &http::HeaderName) -> Option<&'static str> {
+    [
+        "content-type",
+        "allow",
+        "www-authenticate",
+        "retry-after",
+        "location",
+    ]
+    .into_iter()
+    .find(|known| name.as_str() == *known)
+}
+
+/// The request's method, path, query and headers, with no body yet. The hub serves three Spin
+/// routes, so it routes on the whole path (`/api/send`, `/api/inbox/...`, `/machines`).
+fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<http::Response<Vec<u8>>>> {
+    let bad = |what: &str| Box::new(api::error(StatusCode::BAD_REQUEST, what));
+    let method =
+        http::Method::from_bytes(incoming.method.as_bytes()).map_err(|_| bad("invalid method"))?;
+    let target = if incoming.query.is_empty() {
+        incoming.full_path.clone()
     } else {
-        let mut stream = req.into_body_stream();
-        let mut bytes = Vec::new();
-        let mut too_large = false;
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| bad(&format!("cannot read the request body: {e:?}")))?;
-            bytes.extend_from_slice(&chunk);
-            if bytes.len() > MAX_REQUEST {
-                too_large = true;
-                break;
-            }
-        }
-        if too_large {
-            Body::TooLarge
-        } else {
-            Body::Bytes(bytes)
-        }
+        format!("{}?{}", incoming.full_path, incoming.query)
     };
-    builder
-        .body(body)
-        .map_err(|_| bad("invalid request headers"))
+    let mut builder = http::Request::builder()
+        .method(method)
+        .uri(http::Uri::try_from(target).map_err(|_| bad("invalid request target"))?);
+    for (name, value) in &incoming.headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder.body(()).map_err(|_| bad("invalid request headers"))
+}
+
+/// The body, read up to [`MAX_REQUEST`] bytes: a declared or actual length beyond it stops the
+/// reading there ([`Body::TooLarge`], answered 413).
+async fn read_body(
+    req: IncomingRequest,
+    head: &http::Request<()>,
+) -> Result<Body, Box<http::Response<Vec<u8>>>> {
+    let declared = head
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_REQUEST as u64) {
+        return Ok(Body::TooLarge);
+    }
+    let mut stream = req.into_body_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            Box::new(api::error(
+                StatusCode::BAD_REQUEST,
+                &format!("cannot read the request body: {e:?}"),
+            ))
+        })?;
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() > MAX_REQUEST {
+            return Ok(Body::TooLarge);
+        }
+    }
+    Ok(Body::Bytes(bytes))
 }
 
 /// [`Sql`] over Spin's `spin:sqlite` (one connection for the request).

@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use dochub_content::api::{ApiConfig, ApiRequest, handle};
-//! use dochub_content::auth::AuthConfig;
+//! use dochub_http::auth::AuthConfig;
 //! use dochub_content::prebuilt::BuildMode;
 //! let config = ApiConfig {
 //!     content_dir: "/no/such/dir".into(),
@@ -22,22 +22,16 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
+use dochub_http::auth::{AuthConfig, BEARER_CHALLENGE};
+use dochub_http::{ALLOW_READ as ALLOW, JSON, MARKDOWN, iso8601, query_param};
 use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
-use crate::auth::{AuthConfig, BEARER_CHALLENGE};
 use crate::error::ContentError;
 use crate::index::{Index, Indexed, Scope};
-use crate::manifest::iso8601;
 use crate::prebuilt::{BuildMode, Prebuilt, to_json};
 use crate::tree::ContentRoot;
 
-/// Methods every `/api` route answers.
-pub const ALLOW: &str = "GET, HEAD";
-/// Content type of JSON bodies.
-pub const JSON: &str = "application/json";
-/// Content type of raw pages.
-pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
 /// Service name reported by the health check.
 pub const SERVICE: &str = "dochub";
 
@@ -52,7 +46,7 @@ pub struct ApiConfig {
     pub auth: AuthConfig,
 }
 
-pub use crate::http::{Request as ApiRequest, Response as ApiResponse};
+pub use dochub_http::{Request as ApiRequest, Response as ApiResponse};
 
 /// A resolved route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,19 +105,6 @@ pub fn route(path: &str) -> Route {
     }
 }
 
-/// The first value of a query parameter, `+` read as a space, lossily decoded.
-pub fn query_param(query: &str, name: &str) -> Option<String> {
-    query.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let k = k.replace('+', " ");
-        (percent_decode_str(&k).decode_utf8_lossy() == name).then(|| {
-            percent_decode_str(&v.replace('+', " "))
-                .decode_utf8_lossy()
-                .into_owned()
-        })
-    })
-}
-
 /// What the checks before routing decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
@@ -177,11 +158,8 @@ pub fn handle(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<Utc>) -> A
     }
 }
 
-fn strip(mut res: ApiResponse, head: bool) -> ApiResponse {
-    if head {
-        res.body.clear();
-    }
-    res
+fn strip(res: ApiResponse, head: bool) -> ApiResponse {
+    res.strip_for(if head { "HEAD" } else { "GET" })
 }
 
 fn dispatch(

@@ -102,6 +102,23 @@ pub fn parse_page(id: &str, bytes: &[u8]) -> ParsedPage {
     }
 }
 
+/// The YAML block and the body of a page's text (a leading BOM already removed): `---` on the
+/// first line, up to the next line that is `---` or `...` (trailing spaces and `\r` ignored).
+/// `None` when the text has no block, or opens one and never closes it: then it is all body.
+/// The one splitter: the renderer's `strip_frontmatter` uses it too.
+///
+/// ```
+/// use dochub_content::split_frontmatter;
+/// assert_eq!(split_frontmatter("---\ntitle: Hi\n---\n# Body\n"), Some(("title: Hi\n", "# Body\n")));
+/// assert_eq!(split_frontmatter("---\nnever closed\n"), None);
+/// ```
+pub fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
+    match split(text) {
+        Split::Block { yaml, body } => Some((yaml, body)),
+        Split::None | Split::Unclosed => None,
+    }
+}
+
 enum Split<'a> {
     None,
     Unclosed,

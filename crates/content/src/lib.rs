@@ -1,7 +1,7 @@
 //! dochub's content tree, with no Spin dependency: projects, subprojects and
 //! pages on disk; page frontmatter; the JSON manifests; raw text; search; the
 //! latest daily report; the prebuilt `build/` directory; `/llms.txt` and `/llms-full.txt`
-//! ([`llms`]); content lint; and the bearer-token check the components share.
+//! ([`llms`]); content lint; and the `/api` routes over them (`api`).
 //!
 //! Layout of a content root:
 //!
@@ -31,13 +31,11 @@
 #![deny(missing_docs)]
 
 pub mod api;
-pub mod auth;
 mod check;
 #[cfg(any(test, feature = "corpus"))]
 pub mod corpus;
 mod error;
 mod frontmatter;
-pub mod http;
 pub mod index;
 pub mod llms;
 mod manifest;
@@ -52,10 +50,11 @@ pub use check::{Diagnostic, Severity};
 pub use error::ContentError;
 pub use frontmatter::{
     DEFAULT_REFERENCE_TYPE, Frontmatter, LLMS_OPTIONAL, ParsedPage, Reference, parse_page,
+    split_frontmatter,
 };
 pub use manifest::{
     DocumentEntry, MasterManifest, Named, ProjectEntry, ProjectManifest, SubprojectEntry,
-    SubprojectManifest, encode_segment, iso8601, raw_url,
+    SubprojectManifest, encode_segment, raw_url,
 };
 pub use report::{Report, is_report_name};
 pub use search::{

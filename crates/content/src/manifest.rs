@@ -1,6 +1,7 @@
 //! The JSON manifests of spec 2.2–2.4, built from the tree.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
+use dochub_http::iso8601;
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde::{Deserialize, Serialize};
 
@@ -128,11 +129,6 @@ pub fn raw_url(project: &str, subproject: &str, page: &str) -> String {
         encode_segment(subproject),
         encode_segment(page)
     )
-}
-
-/// ISO 8601 UTC with milliseconds, e.g. `2026-01-02T03:04:05.678Z`.
-pub fn iso8601(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 impl ContentRoot {

@@ -36,6 +36,27 @@ pub fn is_report_name(name: &str) -> bool {
 }
 
 impl ContentRoot {
+    /// Whether the reports directory holds a file named `YYYY-MM-DD.json` (what decides
+    /// whether pages link to the latest report).
+    pub fn has_reports(&self) -> Result<bool, ContentError> {
+        let dir = self.path().join(REPORTS_DIR);
+        match std::fs::read_dir(&dir) {
+            Ok(entries) => Ok(entries.filter_map(Result::ok).any(|entry| {
+                entry.file_name().to_str().is_some_and(is_report_name)
+                    && entry.file_type().is_ok_and(|t| t.is_file())
+            })),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(ContentError::io(dir, e)),
+        }
+    }
+
     /// The report whose name sorts last, or `None` when the reports directory
     /// is missing or holds no file named `YYYY-MM-DD.json`.
     pub fn latest_report(&self) -> Result<Option<Report>, ContentError> {

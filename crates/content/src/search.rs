@@ -329,7 +329,7 @@ mod tests {
     #[test]
     fn excerpt_at_edges() {
         assert_eq!(excerpt("short\ntext", 0, 5), "short text");
-        let text = "a".repeat(10) + "MATCH" + &"b".repeat(500);
+        let text = "a".repeat(10) + "MATCH" + "b".repeat(500).as_str();
         let e = excerpt(&text, 10, 15);
         assert!(e.starts_with("aaaaaaaaaaMATCH"));
         assert!(e.ends_with('…'));
@@ -342,7 +342,7 @@ mod tests {
 
     #[test]
     fn excerpt_is_centred_and_char_safe() {
-        let text = "é".repeat(200) + "needle" + &"日".repeat(200);
+        let text = "é".repeat(200) + "needle" + "日".repeat(200).as_str();
         let start = 400;
         let e = excerpt(&text, start, start + 6);
         let inner: String = e.trim_matches('…').to_owned();

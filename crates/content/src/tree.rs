@@ -495,7 +495,11 @@ pub(crate) fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
         Err(e)
             if matches!(
                 e.kind(),
-                ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::IsADirectory
+                ErrorKind::NotFound
+                    | ErrorKind::NotADirectory
+                    | ErrorKind::IsADirectory
+                    // A name too long for the file system cannot exist.
+                    | ErrorKind::InvalidFilename
             ) =>
         {
             Ok(None)

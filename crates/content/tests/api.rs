@@ -5,10 +5,11 @@ use std::path::Path;
 use chrono::Utc;
 use dochub_content::api::{
     ApiConfig, ApiRequest, ApiResponse, Database, Gate, Health, Route, handle, handle_or_health,
-    health_response, query_param, route,
+    health_response, route,
 };
-use dochub_content::auth::{AuthConfig, token_digest};
 use dochub_content::prebuilt::{BuildMode, write_build};
+use dochub_http::auth::{AuthConfig, token_digest};
+use dochub_http::query_param;
 
 fn config(environment: &str, tokens: &str) -> ApiConfig {
     ApiConfig {

@@ -1,5 +1,7 @@
-//! The hub's HTTP routes, independent of any host: the Spin component turns its request into an
-//! [`http::Request`], calls [`handle`] and sends back the [`http::Response`].
+//! The hub's HTTP routes, independent of any host: the Spin component calls
+//! [`check_before_body`] on the request's head, reads the body only when that passes, then
+//! calls [`handle`] and sends back the [`http::Response`]. So an anonymous or mistyped request
+//! is refused before a byte of its body is read.
 //!
 //! | Route | Method | Success |
 //! |---|---|---|
@@ -35,46 +37,85 @@ pub enum Body {
     TooLarge,
 }
 
+/// A hub route, resolved from the path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route<'a> {
+    Send,
+    Machines,
+    Inbox(&'a str),
+    Acknowledge(&'a str),
+}
+
+impl<'a> Route<'a> {
+    fn resolve(path: &'a str) -> Option<Route<'a>> {
+        match path {
+            "/api/send" => return Some(Route::Send),
+            "/machines" => return Some(Route::Machines),
+            _ => {}
+        }
+        let rest = path.strip_prefix("/api/inbox/")?;
+        match rest.split('/').collect::<Vec<_>>()[..] {
+            [machine] if !machine.is_empty() => Some(Route::Inbox(machine)),
+            [machine, "ack"] if !machine.is_empty() => Some(Route::Acknowledge(machine)),
+            _ => None,
+        }
+    }
+
+    fn method(self) -> (Method, &'static str) {
+        match self {
+            Route::Send | Route::Acknowledge(_) => (Method::POST, "POST"),
+            Route::Machines | Route::Inbox(_) => (Method::GET, "GET"),
+        }
+    }
+}
+
+/// Everything decided from the request's head: the route (404), the method (405), the token
+/// (401) and, for a route that reads JSON, the content type (415). `None`: read the body (at
+/// most [`MAX_REQUEST`] bytes) and call [`handle`].
+pub fn check_before_body<B>(
+    auth: &HubAuth,
+    request: &http::Request<B>,
+) -> Option<http::Response<Vec<u8>>> {
+    let path = request.uri().path();
+    let Some(route) = Route::resolve(path) else {
+        return Some(error(
+            StatusCode::NOT_FOUND,
+            &format!("no hub route for {path}"),
+        ));
+    };
+    let (method, allow) = route.method();
+    if request.method() != method {
+        return Some(method_not_allowed(allow));
+    }
+    if access(auth, request) == Access::Denied {
+        return Some(unauthorized());
+    }
+    if method == Method::POST && !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        return Some(error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json",
+        ));
+    }
+    None
+}
+
 /// Answers one hub request.
 pub fn handle<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     request: http::Request<Body>,
 ) -> http::Response<Vec<u8>> {
+    if let Some(refusal) = check_before_body(auth, &request) {
+        return refusal;
+    }
     let path = request.uri().path().to_owned();
-    if path == "/api/send" {
-        if request.method() != Method::POST {
-            return method_not_allowed("POST");
-        }
-        return send(hub, auth, request);
+    match Route::resolve(&path) {
+        Some(Route::Send) => send(hub, auth, request),
+        Some(Route::Machines) => respond(hub.machines().map(|m| (StatusCode::OK, m))),
+        Some(Route::Inbox(machine)) => inbox(hub, auth, machine, &request),
+        Some(Route::Acknowledge(machine)) => acknowledge(hub, auth, machine, request),
+        None => error(StatusCode::NOT_FOUND, &format!("no hub route for {path}")),
     }
-    if path == "/machines" {
-        if request.method() != Method::GET {
-            return method_not_allowed("GET");
-        }
-        return match access(auth, &request) {
-            Access::Denied => unauthorized(),
-            _ => respond(hub.machines().map(|m| (StatusCode::OK, m))),
-        };
-    }
-    if let Some(rest) = path.strip_prefix("/api/inbox/") {
-        match rest.split('/').collect::<Vec<_>>()[..] {
-            [machine] if !machine.is_empty() => {
-                if request.method() != Method::GET {
-                    return method_not_allowed("GET");
-                }
-                return inbox(hub, auth, machine, &request);
-            }
-            [machine, "ack"] if !machine.is_empty() => {
-                if request.method() != Method::POST {
-                    return method_not_allowed("POST");
-                }
-                return acknowledge(hub, auth, machine, request);
-            }
-            _ => {}
-        }
-    }
-    error(StatusCode::NOT_FOUND, &format!("no hub route for {path}"))
 }
 
 fn send<S: Sql, C: Clock>(
@@ -233,8 +274,8 @@ fn json_body(request: http::Request<Body>) -> Result<Vec<u8>, Box<http::Response
 fn inbox_query(query: &str) -> Result<(usize, bool), HubError> {
     let mut limit = DEFAULT_LIMIT;
     let mut ack = false;
-    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
-        match &*key {
+    for (key, value) in dochub_http::query_pairs(query) {
+        match key.as_str() {
             "limit" => limit = parse_limit(&value)?,
             "ack" => {
                 ack = match value.to_ascii_lowercase().as_str() {
@@ -269,7 +310,7 @@ fn parse_limit(value: &str) -> Result<usize, HubError> {
         .map_or(MAX_LIMIT, |n| n.clamp(1, MAX_LIMIT)))
 }
 
-fn access(auth: &HubAuth, request: &http::Request<Body>) -> Access {
+fn access<B>(auth: &HubAuth, request: &http::Request<B>) -> Access {
     let header = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -337,10 +378,10 @@ fn unauthorized() -> http::Response<Vec<u8>> {
 
 /// A JSON error response `{"error": message}`.
 pub fn error(status: StatusCode, message: &str) -> http::Response<Vec<u8>> {
-    let body = serde_json::json!({ "error": message })
-        .to_string()
-        .into_bytes();
-    json(status, body)
+    json(
+        status,
+        dochub_http::Response::json_error(status.as_u16(), message).body,
+    )
 }
 
 fn json(status: StatusCode, body: Vec<u8>) -> http::Response<Vec<u8>> {
@@ -348,7 +389,7 @@ fn json(status: StatusCode, body: Vec<u8>) -> http::Response<Vec<u8>> {
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
+        http::HeaderValue::from_static(dochub_http::JSON),
     );
     response
 }

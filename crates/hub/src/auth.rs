@@ -1,12 +1,15 @@
 //! Hub authentication: per-machine tokens (DESIGN, "Hub auth").
 //!
-//! In the `production` environment every hub route needs `Authorization: Bearer <token>` (or HTTP
+//! Outside the `development` environment (see `dochub_http::Environment`; a misspelt value
+//! stays closed) every hub route needs `Authorization: Bearer <token>` (or HTTP
 //! Basic with the token as the password). The variable `hub_tokens` binds each token to one
 //! machine as `machine=sha256hex` pairs, comma-separated, so the configuration holds no secret. A
 //! presented token is hashed and compared with every digest in constant time; the machine it is
 //! bound to may send only as itself and read only its own inbox.
 
 use dochub_auth::{Digest, digest_eq, parse_digest, presented_digest};
+use dochub_http::Environment;
+use dochub_http::auth::token_entries;
 
 pub use dochub_auth::token_digest;
 
@@ -56,18 +59,14 @@ pub struct HubAuth {
 }
 
 impl HubAuth {
-    /// Auth is required when `environment` is `production` (case-insensitive, surrounding space
-    /// ignored). Entries of `hub_tokens` that are not `machine=<64 hex digits>` with a valid
+    /// Auth is required unless `environment` is `development` (case-insensitive, surrounding
+    /// space ignored). Entries of `hub_tokens` that are not `machine=<64 hex digits>` with a valid
     /// machine name are ignored and counted in [`HubAuth::invalid_entries`]; with no valid entry
     /// in production, every request is refused.
     pub fn new(environment: &str, hub_tokens: &str) -> Self {
         let mut tokens = Vec::new();
         let mut invalid_entries = 0;
-        for entry in hub_tokens
-            .split(',')
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-        {
+        for entry in token_entries(hub_tokens) {
             let parsed = entry.split_once('=').and_then(|(name, hex)| {
                 let name = MachineName::parse(name.trim(), "machine").ok()?;
                 Some((name, parse_digest(hex.trim())?))
@@ -78,7 +77,7 @@ impl HubAuth {
             }
         }
         Self {
-            required: environment.trim().eq_ignore_ascii_case("production"),
+            required: Environment::parse(environment) != Ok(Environment::Development),
             tokens,
             invalid_entries,
         }
@@ -87,6 +86,11 @@ impl HubAuth {
     /// Whether requests must carry a token.
     pub fn required(&self) -> bool {
         self.required
+    }
+
+    /// Whether no valid token is configured (in production nobody gets in: worth a log line).
+    pub fn no_tokens(&self) -> bool {
+        self.tokens.is_empty()
     }
 
     /// How many configured entries were malformed (worth a log line).
@@ -189,8 +193,11 @@ mod tests {
     }
 
     #[test]
-    fn other_environments_are_open() {
+    fn only_development_is_open() {
         assert_eq!(HubAuth::new("development", "").access(None), Access::Open);
-        assert!(!HubAuth::new("staging", "laptop=00").required());
+        for misspelt in ["staging", "prod", ""] {
+            assert!(HubAuth::new(misspelt, "laptop=00").required(), "{misspelt}");
+            assert_eq!(HubAuth::new(misspelt, "").access(None), Access::Denied);
+        }
     }
 }

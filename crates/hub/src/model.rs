@@ -206,12 +206,9 @@ pub struct MachineEntry {
     pub last_seen: String,
 }
 
-/// Milliseconds since the Unix epoch as ISO 8601 UTC with milliseconds (`2026-01-02T03:04:05.678Z`).
-pub fn iso_millis(ms: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+/// Milliseconds since the Unix epoch as ISO 8601 UTC with milliseconds (`2026-01-02T03:04:05.678Z`),
+/// the format every dochub body uses.
+pub use dochub_http::iso8601_millis as iso_millis;
 
 #[cfg(test)]
 mod tests {

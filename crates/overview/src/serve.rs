@@ -3,7 +3,8 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use dochub_content::auth::{AuthConfig, BASIC_CHALLENGE};
+use dochub_http::HTML;
+use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 
 use crate::pages::{error_page, landing_page};
 use crate::registry::{OVERVIEWS, Overview, find, validate_id};
@@ -11,66 +12,29 @@ use crate::registry::{OVERVIEWS, Overview, find, validate_id};
 /// Where `/` sends the browser.
 pub const LANDING_PATH: &str = "/overview/";
 
-/// Content-Type of every HTML response.
-pub const HTML: &str = "text/html; charset=utf-8";
-
 /// Only inline styles, scripts and `data:` images may load: a page that references anything
 /// outside itself fails visibly in the browser instead of quietly depending on the network.
 pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \
                        img-src data:; font-src data:; base-uri 'none'; form-action 'self'; \
                        frame-ancestors 'none'";
 
-/// An HTTP response, independent of any HTTP library.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
-    /// Status code.
-    pub status: u16,
-    /// Response headers, lowercase names.
-    pub headers: Vec<(&'static str, String)>,
-    /// Response body (empty for `HEAD`).
-    pub body: Vec<u8>,
-    /// A server-side failure worth logging; never shown to the client.
-    pub error: Option<String>,
+/// The response type every dochub route returns.
+pub use dochub_http::Response as Reply;
+
+fn html(status: u16, body: Vec<u8>) -> Reply {
+    Reply::new(status, HTML, body).with_header("content-security-policy", CSP)
 }
 
-impl Reply {
-    /// The value of the first header called `name`.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+fn error_reply(status: u16, title: &str, message: &str) -> Reply {
+    match error_page(status, title, message) {
+        Ok(page) => html(status, page.into_bytes()),
+        Err(e) => internal_error(e.to_string()),
     }
+}
 
-    fn html(status: u16, body: Vec<u8>) -> Self {
-        Reply {
-            status,
-            headers: vec![
-                ("content-type", HTML.to_owned()),
-                ("x-content-type-options", "nosniff".to_owned()),
-                ("content-security-policy", CSP.to_owned()),
-            ],
-            body,
-            error: None,
-        }
-    }
-
-    fn error(status: u16, title: &str, message: &str) -> Self {
-        match error_page(status, title, message) {
-            Ok(page) => Reply::html(status, page.into_bytes()),
-            Err(e) => Reply::internal_error(e.to_string()),
-        }
-    }
-
-    /// A plain 500 whose `error` is logged by the caller and never sent.
-    pub fn internal_error(error: String) -> Self {
-        Reply {
-            status: 500,
-            headers: vec![("content-type", "text/plain; charset=utf-8".to_owned())],
-            body: b"Internal Server Error\n".to_vec(),
-            error: Some(error),
-        }
-    }
+/// A plain 500 whose detail goes to the log (as the response's warning), never to the client.
+pub fn internal_error(detail: String) -> Reply {
+    Reply::text(500, "Internal Server Error").with_warning(Some(detail))
 }
 
 /// What the component reads once per request from its environment and Spin variables.
@@ -101,7 +65,7 @@ impl Config {
 pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<&str>) -> Reply {
     let head = method == "HEAD";
     if !config.auth.allows(authorization) {
-        let mut reply = Reply::error(
+        let mut reply = error_reply(
             401,
             "Sign in required",
             "This dochub runs in production: send Authorization: Bearer <token>, or give the token as the password when your browser asks.",
@@ -115,7 +79,7 @@ pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<
         return reply;
     }
     if method != "GET" && !head {
-        let mut reply = Reply::error(
+        let mut reply = error_reply(
             405,
             "Method not allowed",
             "Overview pages can only be read (GET or HEAD).",
@@ -125,13 +89,13 @@ pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<
     }
     let mut reply = match path {
         "/" => {
-            let mut r = Reply::html(302, Vec::new());
+            let mut r = html(302, Vec::new());
             r.headers.push(("location", LANDING_PATH.to_owned()));
             r
         }
         "/overview" | "/overview/" => match landing_page(&available(&config.content_dir)) {
-            Ok(page) => Reply::html(200, page.into_bytes()),
-            Err(e) => Reply::internal_error(e.to_string()),
+            Ok(page) => html(200, page.into_bytes()),
+            Err(e) => internal_error(e.to_string()),
         },
         _ => match path.strip_prefix("/overview/") {
             Some(id) => overview(id, &config.content_dir),
@@ -168,14 +132,14 @@ fn overview(id: &str, content_dir: &Path) -> Reply {
     };
     let file = file_of(content_dir, entry);
     match std::fs::read(&file) {
-        Ok(bytes) => Reply::html(200, bytes),
+        Ok(bytes) => html(200, bytes),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::IsADirectory) => not_found(),
-        Err(e) => Reply::internal_error(format!("reading {}: {e}", file.display())),
+        Err(e) => internal_error(format!("reading {}: {e}", file.display())),
     }
 }
 
 fn not_found() -> Reply {
-    Reply::error(
+    error_reply(
         404,
         "Page not found",
         "There is no overview page at this address.",
@@ -186,7 +150,7 @@ fn not_found() -> Reply {
 mod tests {
     use super::*;
     use crate::registry::OVERVIEWS;
-    use dochub_content::auth::token_digest;
+    use dochub_http::auth::token_digest;
 
     fn get(dir: &Path, path: &str) -> Reply {
         respond(&Config::open(dir), "GET", path, None)

@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use dochub_content::auth::AuthConfig;
+use dochub_http::auth::AuthConfig;
 use dochub_render::site::{SiteConfig, SiteRequest, handle};
 use dochub_render::{Location, Nav, document_page, render_markdown};
 

@@ -57,6 +57,9 @@ pub struct NavProject {
 pub struct Nav {
     /// Projects in display order.
     pub projects: Vec<NavProject>,
+    /// Whether there is a report to link to: without one the header shows no Report link
+    /// (it would lead to a 404).
+    pub has_reports: bool,
 }
 
 impl Nav {
@@ -228,6 +231,7 @@ struct LayoutTemplate<'a> {
     summary: &'a str,
     main: Main<'a>,
     toc: &'a [TocEntry],
+    has_reports: bool,
 }
 
 fn id_of(named: Option<&Named>) -> Option<&str> {
@@ -340,6 +344,7 @@ fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutE
         summary: frame.summary,
         main,
         toc: frame.toc,
+        has_reports: nav.has_reports,
     };
     Ok(page.render()?)
 }

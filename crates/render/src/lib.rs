@@ -19,6 +19,7 @@
 //!             pages: vec![Named::new("setup", "Setup")],
 //!         }],
 //!     }],
+//!     has_reports: true,
 //! };
 //! let here = Location {
 //!     project: Some(Named::new("dochub", "dochub")),

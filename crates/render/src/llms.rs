@@ -37,7 +37,9 @@ use dochub_content::llms::{LlmsError, PrebuiltFull, SiteIntro, llms_txt, write_f
 use dochub_content::prebuilt::BuildMode;
 use dochub_content::{ContentError, ContentRoot};
 
-use crate::site::{SiteConfig, SiteRequest, SiteResponse, gate, query_param, text_response};
+use dochub_http::query_param;
+
+use crate::site::{SiteConfig, SiteRequest, SiteResponse, gate, text_response};
 
 /// Content type of both files: plain text (the convention's files are markdown, but served
 /// as text so that browsers show them).
@@ -197,7 +199,7 @@ fn index(config: &SiteConfig) -> Result<SiteResponse, ContentError> {
 
 fn full(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<Answer, ContentError> {
     let root = ContentRoot::open(&config.content_dir)?;
-    let project = query_param(req.query, "project").map(|p| p.into_owned());
+    let project = query_param(req.query, "project");
     if let Some(id) = &project
         && root.project(id)?.is_none()
     {

@@ -50,21 +50,7 @@ pub struct Rendered {
 /// ```
 pub fn strip_frontmatter(source: &str) -> &str {
     let text = source.strip_prefix('\u{feff}').unwrap_or(source);
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return source;
-    };
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        offset += line.len();
-        let trimmed = line.trim_end_matches(['\r', '\n']).trim_end();
-        if trimmed == "---" || trimmed == "..." {
-            return &rest[offset..];
-        }
-    }
-    source
+    dochub_content::split_frontmatter(text).map_or(source, |(_, body)| body)
 }
 
 /// Renders a page file (frontmatter and all) to HTML.

@@ -23,7 +23,7 @@
 //! same text as `/api/raw`.
 //!
 //! ```
-//! use dochub_content::auth::AuthConfig;
+//! use dochub_http::auth::AuthConfig;
 //! use dochub_render::site::{SiteConfig, SiteRequest, handle};
 //! use dochub_content::prebuilt::BuildMode;
 //! let config = SiteConfig {
@@ -36,15 +36,15 @@
 //! assert_eq!((res.status, res.header("location")), (301, Some("/docs/")));
 //! ```
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 
-use dochub_content::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_content::index::{Index, Indexed, IndexedPage, Scope};
 use dochub_content::prebuilt::BuildMode;
 use dochub_content::{
     ContentError, ContentRoot, MAX_RESULTS, MIN_QUERY_CHARS, Page, SidebarProject, encode_segment,
 };
+use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
+use dochub_http::query_param;
 use percent_encoding::percent_decode_str;
 
 use crate::layout::{
@@ -53,18 +53,12 @@ use crate::layout::{
 };
 use crate::markdown::render_body;
 
-/// Methods the docs routes answer.
-pub const ALLOW: &str = "GET, HEAD";
-/// Content type of rendered pages.
-pub const HTML: &str = "text/html; charset=utf-8";
-/// Content type of `?format=raw`.
-pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
-/// Content type of the few plain-text answers (401, 405, 500).
-pub const TEXT: &str = "text/plain; charset=utf-8";
-/// The pages run no script and load nothing from elsewhere but images; the policy says so,
-/// as a second line of defence behind the escaping of raw HTML.
+pub use dochub_http::{ALLOW_READ as ALLOW, HTML, MARKDOWN, TEXT};
+/// The pages run no script and load nothing but their inline style and images from this
+/// site (or inlined); the policy says so, as a second line of defence behind the escaping of
+/// raw HTML. The search box submits to `/docs/search`.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
-     img-src * data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+     img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Configuration, read once at the component's entry.
 #[derive(Debug, Clone)]
@@ -77,7 +71,7 @@ pub struct SiteConfig {
     pub auth: AuthConfig,
 }
 
-pub use dochub_content::http::{Request as SiteRequest, Response as SiteResponse};
+pub use dochub_http::{Request as SiteRequest, Response as SiteResponse};
 
 fn html_response(status: u16, html: String) -> SiteResponse {
     SiteResponse::new(status, HTML, html.into_bytes())
@@ -85,7 +79,7 @@ fn html_response(status: u16, html: String) -> SiteResponse {
 }
 
 pub(crate) fn text_response(status: u16, text: &str) -> SiteResponse {
-    SiteResponse::new(status, TEXT, format!("{text}\n").into_bytes())
+    SiteResponse::text(status, text)
 }
 
 /// A resolved docs route, segments decoded.
@@ -184,26 +178,6 @@ pub fn route(path: &str) -> Route {
     }
 }
 
-/// The first value of a query parameter, `+` read as a space, decoded lossily.
-pub fn query_param<'a>(query: &'a str, name: &str) -> Option<Cow<'a, str>> {
-    query.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = key.replace('+', " ");
-        if percent_decode_str(&key).decode_utf8_lossy() != name {
-            return None;
-        }
-        Some(if value.contains('+') {
-            Cow::Owned(
-                percent_decode_str(&value.replace('+', " "))
-                    .decode_utf8_lossy()
-                    .into_owned(),
-            )
-        } else {
-            percent_decode_str(value).decode_utf8_lossy()
-        })
-    })
-}
-
 /// Answers a request.
 pub fn handle(config: &SiteConfig, req: &SiteRequest<'_>) -> SiteResponse {
     handle_accepting(config, req, None)
@@ -248,11 +222,8 @@ pub(crate) fn gate(config: &SiteConfig, req: &SiteRequest<'_>) -> Option<SiteRes
     None
 }
 
-fn strip(mut res: SiteResponse, head: bool) -> SiteResponse {
-    if head {
-        res.body.clear();
-    }
-    res
+fn strip(res: SiteResponse, head: bool) -> SiteResponse {
+    res.strip_for(if head { "HEAD" } else { "GET" })
 }
 
 /// Why a page could not be served at all.
@@ -519,7 +490,10 @@ impl Site<'_> {
                 }
             })
             .collect();
-        Ok(Nav { projects })
+        Ok(Nav {
+            projects,
+            has_reports: self.root.has_reports()?,
+        })
     }
 
     fn projects_info(&self) -> Result<Vec<ProjectInfo>, ContentError> {

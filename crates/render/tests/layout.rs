@@ -34,6 +34,7 @@ fn nav() -> Nav {
                 }],
             },
         ],
+        has_reports: true,
     }
 }
 

@@ -3,8 +3,8 @@
 use std::fs;
 use std::path::Path;
 
-use dochub_content::auth::{AuthConfig, token_digest};
 use dochub_content::prebuilt::BuildMode;
+use dochub_http::auth::{AuthConfig, token_digest};
 use dochub_render::site::{SiteConfig, SiteRequest, SiteResponse, handle};
 use tempfile::TempDir;
 

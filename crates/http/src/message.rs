@@ -1,5 +1,5 @@
-//! The request and response shapes the route functions of `dochub_content::api` and
-//! `dochub_render::site` share, so each component's adapter is the same few lines.
+//! The request and response shapes every route function takes and returns, so each
+//! component's adapter is the same few lines.
 
 /// The parts of a request a route function looks at.
 #[derive(Debug, Clone, Copy)]
@@ -13,6 +13,17 @@ pub struct Request<'a> {
     /// The `Authorization` header, if any.
     pub authorization: Option<&'a str>,
 }
+
+/// Methods the read-only routes answer.
+pub const ALLOW_READ: &str = "GET, HEAD";
+/// Content type of JSON bodies.
+pub const JSON: &str = "application/json";
+/// Content type of HTML pages.
+pub const HTML: &str = "text/html; charset=utf-8";
+/// Content type of raw markdown.
+pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
+/// Content type of plain-text answers.
+pub const TEXT: &str = "text/plain; charset=utf-8";
 
 /// A response to write back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +55,7 @@ impl Response {
         let body = serde_json::json!({ "error": message })
             .to_string()
             .into_bytes();
-        Response::new(status, "application/json", body)
+        Response::new(status, JSON, body)
     }
 
     /// A bodiless redirect to `location`.
@@ -55,6 +66,25 @@ impl Response {
             body: Vec::new(),
             warning: None,
         }
+    }
+
+    /// A plain-text body (a newline is added).
+    pub fn text(status: u16, text: &str) -> Response {
+        Response::new(status, TEXT, format!("{text}\n").into_bytes())
+    }
+
+    /// Drops the body when answering `HEAD`; the headers stay as `GET` would send them.
+    pub fn strip_for(mut self, method: &str) -> Response {
+        if method.eq_ignore_ascii_case("HEAD") {
+            self.body.clear();
+        }
+        self
+    }
+
+    /// Sets a header, replacing any earlier value of the same name.
+    pub fn set_header(&mut self, name: &'static str, value: &str) {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.headers.push((name, value.to_owned()));
     }
 
     /// Adds a header.

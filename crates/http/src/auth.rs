@@ -1,13 +1,15 @@
-//! Bearer-token checks shared by the components (DESIGN, "Auth").
+//! Bearer-token checks shared by the docs, API and overview (DESIGN, "Auth").
 //!
-//! In the `production` environment every protected route needs
+//! Only the `development` environment is open; `production`, and any value that is not one of
+//! [`crate::Environment`]'s, needs a token (the component refuses to serve an unknown value
+//! before it gets here; this is the second lock). In production every protected route needs
 //! `Authorization: Bearer <token>` (or, for browsers, HTTP Basic with the token
 //! as the password). Tokens are configured as SHA-256 hex digests, so the
 //! configuration holds no secret; a presented token is hashed and compared with
 //! every digest in constant time.
 //!
 //! ```
-//! use dochub_content::auth::AuthConfig;
+//! use dochub_http::auth::AuthConfig;
 //! // sha256("secret")
 //! let digest = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b";
 //! let auth = AuthConfig::new("production", digest);
@@ -18,6 +20,8 @@
 //! ```
 
 use dochub_auth::{Digest, digest_eq, parse_digest, presented_digest};
+
+use crate::settings::Environment;
 
 pub use dochub_auth::token_digest;
 
@@ -36,26 +40,22 @@ pub struct AuthConfig {
 }
 
 impl AuthConfig {
-    /// Auth is required when `environment` is `production` (case-insensitive,
-    /// surrounding space ignored). `auth_tokens` is a comma-separated list of
+    /// Auth is required unless `environment` is `development` (case-insensitive, surrounding
+    /// space ignored): a misspelt environment stays closed. `auth_tokens` is a comma-separated list of
     /// SHA-256 hex digests; entries that are not 64 hex digits are ignored and
     /// counted in [`AuthConfig::invalid_entries`]. With no valid digest in
     /// production, every request is refused.
     pub fn new(environment: &str, auth_tokens: &str) -> AuthConfig {
         let mut digests = Vec::new();
         let mut invalid_entries = 0;
-        for entry in auth_tokens
-            .split(',')
-            .map(str::trim)
-            .filter(|e| !e.is_empty())
-        {
+        for entry in token_entries(auth_tokens) {
             match parse_digest(entry) {
                 Some(d) => digests.push(d),
                 None => invalid_entries += 1,
             }
         }
         AuthConfig {
-            required: environment.trim().eq_ignore_ascii_case("production"),
+            required: Environment::parse(environment) != Ok(Environment::Development),
             digests,
             invalid_entries,
         }
@@ -64,6 +64,11 @@ impl AuthConfig {
     /// Whether requests must carry a token.
     pub fn required(&self) -> bool {
         self.required
+    }
+
+    /// Whether no valid token is configured (worth a log line in production: nobody gets in).
+    pub fn no_tokens(&self) -> bool {
+        self.digests.is_empty()
     }
 
     /// How many configured entries were not valid digests (worth a log line).
@@ -84,6 +89,12 @@ impl AuthConfig {
             .iter()
             .fold(false, |ok, d| digest_eq(&presented, d) | ok)
     }
+}
+
+/// The non-empty, trimmed entries of a comma-separated token list (`auth_tokens`,
+/// `hub_tokens`).
+pub fn token_entries(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|e| !e.is_empty())
 }
 
 #[cfg(test)]
@@ -127,8 +138,12 @@ mod tests {
     }
 
     #[test]
-    fn other_environments_are_open() {
-        assert!(AuthConfig::new("staging", "").allows(None));
+    fn only_development_is_open() {
         assert!(!AuthConfig::new("development", "").required());
+        assert!(AuthConfig::new(" Development ", "").allows(None));
+        for misspelt in ["staging", "prod", "", "dev", "production "] {
+            assert!(AuthConfig::new(misspelt, "").required(), "{misspelt:?}");
+            assert!(!AuthConfig::new(misspelt, "").allows(None), "{misspelt:?}");
+        }
     }
 }

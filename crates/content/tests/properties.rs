@@ -1,0 +1,113 @@
+//! Property tests: frontmatter splitting, the `/api` route parser and manifests, on generated
+//! input. Few cases by default so CI stays fast; `PROPTEST_CASES=2000` runs a deeper search.
+
+use dochub_content::api::{Route, route};
+use dochub_content::{ContentRoot, encode_segment, is_valid_id, parse_page, split_frontmatter};
+use proptest::prelude::*;
+
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48);
+    // No failure files: a failing case is printed, shrunk, in the test output.
+    ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(cases)
+    }
+}
+
+/// A line of YAML-ish text that is not a block delimiter.
+fn yaml_line() -> impl Strategy<Value = String> {
+    "[a-z]{1,8}: [^\n\r]{0,20}".prop_filter("not a delimiter", |l| {
+        !matches!(l.trim_end(), "---" | "...")
+    })
+}
+
+/// A valid id: what listings show and routes accept.
+fn id() -> impl Strategy<Value = String> {
+    "[a-zA-Z0-9é][a-zA-Z0-9 ._%#?ü-]{0,20}".prop_filter("valid id", |s| is_valid_id(s))
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_closed_block_is_split_off_exactly(
+        lines in prop::collection::vec(yaml_line(), 0..5),
+        body in "[^\u{feff}]{0,80}",
+        crlf in any::<bool>(),
+    ) {
+        let nl = if crlf { "\r\n" } else { "\n" };
+        let yaml: String = lines.iter().map(|l| format!("{l}{nl}")).collect();
+        let text = format!("---{nl}{yaml}---{nl}{body}");
+        prop_assert_eq!(split_frontmatter(&text), Some((yaml.as_str(), body.as_str())));
+        prop_assert_eq!(parse_page("p", text.as_bytes()).body, body);
+    }
+
+    #[test]
+    fn any_bytes_parse_without_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let page = parse_page("fallback", &bytes);
+        prop_assert!(!page.title.is_empty());
+    }
+
+    #[test]
+    fn text_without_a_leading_delimiter_is_all_body(body in "[^-\u{feff}][^\u{feff}]{0,80}") {
+        prop_assert_eq!(split_frontmatter(&body), None);
+        prop_assert_eq!(parse_page("p", body.as_bytes()).body, body);
+    }
+
+    #[test]
+    fn routes_round_trip_through_encoding(p in id(), s in id(), page in id()) {
+        let path = format!(
+            "/raw/{}/{}/{}",
+            encode_segment(&p),
+            encode_segment(&s),
+            encode_segment(&page)
+        );
+        prop_assert_eq!(route(&path), Route::Raw(p.clone(), s.clone(), page));
+        let path = format!("/manifest/{}/{}/", encode_segment(&p), encode_segment(&s));
+        prop_assert_eq!(route(&path), Route::SubprojectManifest(p, s));
+    }
+
+    #[test]
+    fn any_path_routes_without_panic(path in "(/[^/]{0,12}){0,6}") {
+        let _ = route(&path);
+    }
+
+    #[test]
+    fn manifests_list_every_page_once_with_its_title(
+        pages in prop::collection::btree_map(
+            "[a-z][a-z0-9-]{0,10}",
+            "[A-Za-z0-9é日][A-Za-z0-9 é日.()+=/;~$^_-]{0,30}",
+            1..6,
+        ),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("proj").join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        for (id, title) in &pages {
+            let title = title.trim();
+            let text = format!("---\ntitle: \"{title}\"\n---\nbody of {id}\n");
+            std::fs::write(sub.join(format!("{id}.md")), text).unwrap();
+        }
+        let root = ContentRoot::open(dir.path()).unwrap();
+        let manifest = root.subproject_manifest("proj", "sub").unwrap().unwrap();
+        let listed: Vec<&str> = manifest.documents.iter().map(|d| d.id.as_str()).collect();
+        let mut expected: Vec<&str> = pages.keys().map(String::as_str).collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        expected.sort_unstable();
+        prop_assert_eq!(sorted, expected);
+        for doc in &manifest.documents {
+            let title = pages[&doc.id].trim();
+            if !title.is_empty() {
+                prop_assert_eq!(&doc.title, title);
+            }
+            prop_assert_eq!(&doc.raw_url, &format!("/api/raw/proj/sub/{}", doc.id));
+        }
+        let master = root.master_manifest(chrono::Utc::now()).unwrap();
+        let json = serde_json::to_value(&master).unwrap();
+        prop_assert_eq!(json["projects"][0]["doc_count"].as_u64(), Some(pages.len() as u64));
+    }
+}
