@@ -337,14 +337,14 @@ impl AppBuilder {
                             // A fixture need not carry every folder spin.toml mounts (e.g.
                             // `_overviews`): an empty one stands in, as an empty folder would.
                             if redirected.exists() {
-                                path_string(&redirected)
+                                link_into(scratch, &redirected)?
                             } else {
-                                let empty = scratch.join("empty").join(files.len().to_string());
-                                std::fs::create_dir_all(&empty)?;
-                                path_string(&empty)
+                                let empty = format!("empty/{}", files.len());
+                                std::fs::create_dir_all(scratch.join(&empty))?;
+                                empty
                             }
                         }
-                        _ => absolute(&root, source),
+                        _ => link_into(scratch, Path::new(&absolute(&root, source)))?,
                     };
                     table.insert("source".into(), source.into());
                     files.push(table.into());
@@ -352,7 +352,7 @@ impl AppBuilder {
             }
             for (host, guest) in &self.mounts {
                 let mut table = toml::Table::new();
-                table.insert("source".into(), path_string(host).into());
+                table.insert("source".into(), link_into(scratch, host)?.into());
                 table.insert("destination".into(), guest.clone().into());
                 files.push(table.into());
             }
@@ -376,6 +376,18 @@ impl AppBuilder {
         }
         Ok(toml::to_string(&doc)?)
     }
+}
+
+/// A path inside the app folder `scratch` that leads to `target`: `spin up` refuses to mount
+/// files from outside the app folder, so each mount source is a symbolic link beside the derived
+/// manifest.
+fn link_into(scratch: &Path, target: &Path) -> anyhow::Result<String> {
+    let links = scratch.join("mounts");
+    std::fs::create_dir_all(&links)?;
+    let name = std::fs::read_dir(&links)?.count().to_string();
+    std::os::unix::fs::symlink(target, links.join(&name))
+        .with_context(|| format!("cannot link {} into the test app", target.display()))?;
+    Ok(format!("mounts/{name}"))
 }
 
 fn absolute(root: &Path, path: &str) -> String {

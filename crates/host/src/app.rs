@@ -221,6 +221,22 @@ fn mounts(
                 destination,
             } => {
                 let source = manifest.resolve(source);
+                // Spin v4.0.2 copies each file it mounts and refuses one whose path does not
+                // start with the app folder's (`crates/loader/src/local.rs`), so an absolute
+                // source elsewhere fails there; a symbolic link inside the folder is followed.
+                let inside = match (
+                    std::path::absolute(&source),
+                    std::path::absolute(&manifest.base_dir),
+                ) {
+                    (Ok(source), Ok(base)) => source.starts_with(base),
+                    _ => false,
+                };
+                if !inside {
+                    bail!(
+                        "component `{component_id}`: files source {} cannot be mapped because it is outside the application directory (as under `spin up`); link it into the app folder",
+                        source.display()
+                    );
+                }
                 let meta = std::fs::metadata(&source).with_context(|| {
                     format!(
                         "component `{component_id}`: files source {} is missing",
@@ -269,4 +285,52 @@ fn copy_file(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::copy(from, to)
         .with_context(|| format!("cannot stage {} for mounting", from.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest_with_source(base: &Path, source: &Path) -> AppManifest {
+        let text = format!(
+            r#"
+spin_manifest_version = 2
+[application]
+name = "demo"
+[[trigger.http]]
+route = "/..."
+component = "web"
+[component.web]
+source = "web.wasm"
+files = [{{ source = "{}", destination = "/content" }}]
+"#,
+            source.display()
+        );
+        AppManifest::from_toml(&text, base).unwrap()
+    }
+
+    #[test]
+    fn a_mount_from_outside_the_app_folder_is_refused_as_spin_refuses_it() {
+        let app = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let state = app.path().join(".spin");
+        let manifest = manifest_with_source(app.path(), elsewhere.path());
+        let files = &manifest.components["web"].files;
+        let err = mounts(&manifest, "web", files, &state).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("outside the application directory"),
+            "{err}"
+        );
+
+        // The same folder through a link inside the app folder is mounted.
+        std::os::unix::fs::symlink(elsewhere.path(), app.path().join("content")).unwrap();
+        let manifest = manifest_with_source(app.path(), Path::new("content"));
+        let files = &manifest.components["web"].files;
+        let mounted = mounts(&manifest, "web", files, &state).unwrap();
+        assert_eq!(
+            mounted,
+            vec![(app.path().join("content"), "/content".to_owned())]
+        );
+    }
 }
