@@ -802,6 +802,11 @@ async fn search_and_manifests_from_the_index_match_the_tree() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stale_index_falls_back_to_the_tree() {
+    if dochub_tests::skip_under_spin(
+        "spin up copies the mounted files when it starts, so an edit made afterwards never reaches the component",
+    ) {
+        return;
+    }
     let content = generated_tree(2, 2, 5);
     let build = build_of(content.path());
     let pre = start_with_build(content.path(), Some(build.path())).await;

@@ -667,6 +667,11 @@ async fn pages_sidebar_and_search_from_the_index_match_the_tree() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_page_shows_at_once_though_the_index_is_older() {
+    if dochub_tests::skip_under_spin(
+        "spin up copies the mounted files when it starts, so an edit made afterwards never reaches the component",
+    ) {
+        return;
+    }
     let content = content_tree();
     let build = tempfile::tempdir().expect("build dir");
     let root = dochub_content::ContentRoot::open(content.path()).expect("root");

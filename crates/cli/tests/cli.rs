@@ -35,6 +35,10 @@ fn build_writes_every_manifest() {
             dir.display()
         )
     );
+    assert_eq!(
+        lines.next().unwrap_or(""),
+        "wrote llms-full.txt: 9 pages, 0.0 MB"
+    );
     let index_line = lines.next().unwrap_or("");
     assert!(
         index_line.starts_with("indexed 9 pages (") && index_line.contains(" s"),
