@@ -1,7 +1,7 @@
 //! One request's passage through a component, the same in all four: [`Incoming`] is what the
 //! host delivered, [`admit`] the checks before any routing (fail-closed settings, the
 //! development `Host` check, the no-tokens log line), [`finish`] what every response gets on
-//! its way out (generic 5xx bodies with the detail logged under a request id, the security
+//! its way out (generic 500 bodies with the detail logged under a request id, the security
 //! headers, `Cache-Control`, the API's browser challenge).
 //!
 //! Log lines go to stderr, which Spin keeps as the component's log. No token, and no
@@ -219,8 +219,10 @@ pub fn log(surface: Surface, incoming: &Incoming, message: &str) {
 
 /// What every response gets on its way out.
 ///
-/// - A 5xx body is replaced by a generic one naming the request id; what it said, and the
-///   response's warning, go to the log under that id.
+/// - A 500 body is replaced by a generic one naming the request id; what it said, and the
+///   response's warning, go to the log under that id. The other 5xx a component answers on
+///   purpose are for the client to act on (503 busy, retry; 507 that inbox is full) and keep
+///   their words.
 /// - `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`, `X-Request-Id`; HTML
 ///   without a policy of its own gets [`DEFAULT_CSP`].
 /// - `Cache-Control`, unless the route set one: `no-store` for the hub, anything answered under
@@ -236,7 +238,7 @@ pub fn finish(
     if let Some(warning) = res.warning.take() {
         incoming.log(surface, &format!("warning: {warning}"));
     }
-    if res.status >= 500 {
+    if res.status == 500 {
         let detail = String::from_utf8_lossy(&res.body);
         incoming.log(
             surface,
@@ -321,6 +323,21 @@ mod tests {
             environment: Environment::Development,
             tokens: String::new(),
             allowed_hosts: String::new(),
+        }
+    }
+
+    #[test]
+    fn answers_for_the_client_to_act_on_keep_their_words() {
+        let inc = incoming(&[]);
+        for (status, message) in [(503, "the hub is busy; retry"), (507, "the inbox is full")] {
+            let res = finish(
+                Surface::Hub,
+                &inc,
+                Some(&dev()),
+                Response::json_error(status, message),
+            );
+            assert_eq!(res.status, status);
+            assert!(String::from_utf8_lossy(&res.body).contains(message));
         }
     }
 
