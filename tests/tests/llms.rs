@@ -454,6 +454,11 @@ async fn production_protects_every_agent_route() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
+    if dochub_tests::skip_under_spin(
+        "spin up copies the mounted files when it starts, so an edit made afterwards never reaches the component",
+    ) {
+        return;
+    }
     let content = tempfile::tempdir().expect("temp dir");
     copy_tree(&fixture("docs"), content.path());
     std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");

@@ -206,7 +206,7 @@ impl Query {
 /// spaces, `…` where the text was cut.
 ///
 /// ```
-/// let text = "x".repeat(300) + "needle" + &"y".repeat(300);
+/// let text = format!("{}needle{}", "x".repeat(300), "y".repeat(300));
 /// let e = dochub_content::excerpt(&text, 300, 306);
 /// assert_eq!(e.chars().count(), 152);
 /// assert!(e.starts_with('…') && e.ends_with('…') && e.contains("needle"));
