@@ -445,6 +445,47 @@ async fn postgres_keeps_one_connection_per_handle_for_transactions() {
     host.shutdown().await;
 }
 
+/// Spin v4.0.2 waits for ever on a PostgreSQL query that returns no rows (its `query` awaits a
+/// column list that only the first row sends); the host must hold such a request the same way,
+/// so that a component relying on an empty answer fails here as it does under `spin up`.
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_query_without_rows_never_answers_as_on_spin() {
+    use serde_json::json;
+    if !dochub_tests::service_available("127.0.0.1:5432", "PostgreSQL") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A deadline past the client's patience, so that the held request ends soon after.
+    let limits = Limits {
+        request_timeout: Some(Duration::from_secs(5)),
+        ..Limits::default()
+    };
+    let host = start_probe_with(dir.path(), None, limits).await;
+    let url = "postgres://postgres@127.0.0.1:5432/test%3Fsslmode%3Ddisable";
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let session = |sql: &str| {
+        client
+            .post(format!("http://{}/probe/pg/session?url={url}", host.addr()))
+            .body(json!([{ "sql": sql, "query": true }]).to_string())
+            .send()
+    };
+    let one = session("SELECT 1 WHERE 1 = 1").await.unwrap();
+    assert_eq!(one.status(), 200);
+    let one: Value = one.json().await.unwrap();
+    assert_eq!(one["results"][0]["rows"], json!([[1]]), "{one}");
+    // `execute` answers whatever it affects.
+    let none = pg_session(&host, url, json!([{ "sql": "SELECT 1 WHERE 1 = 0" }])).await;
+    assert_eq!(none[0]["affected"], 0, "{none:?}");
+    match session("SELECT 1 WHERE 1 = 0").await {
+        Err(e) => assert!(e.is_timeout(), "{e}"),
+        Ok(res) => panic!("a zero-row query answered {}", res.status()),
+    }
+    host.shutdown().await;
+}
+
 async fn sql(host: &Server, query: &str, statements: Value) -> Vec<Value> {
     let res = reqwest::Client::new()
         .post(format!("http://{}/probe/sql?{query}", host.addr()))

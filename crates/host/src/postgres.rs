@@ -14,6 +14,14 @@
 //!   recycling), which does not end an open transaction: a guest that drops a handle inside a
 //!   transaction hands it to the next request. Guests must COMMIT or ROLLBACK on every path.
 //!
+//! - **A query that returns no rows never answers.** Spin's `query` drains the rows, then awaits
+//!   the column list, which it only sends when the first row arrives (`query_stream`'s
+//!   `cols_tx`); the sender lives on in the row stream, so with no rows the await never ends and
+//!   the guest waits for ever. `execute` is not affected. The host does the same, with a warning
+//!   in its log, so that a component that relies on an empty answer fails here as under
+//!   `spin up`; the request deadline ([`crate::limits::Limits::request_timeout`]) then ends the
+//!   request (Spin has none).
+//!
 //! One difference: taking a connection gives up after the connect timeout here
 //! ([`crate::limits::Limits::pg_connect_timeout`], 1 s by default), whether it waits for a free
 //! slot in the pool, connects and authenticates, or recycles a pooled connection; Spin waits for
@@ -211,6 +219,14 @@ impl HostConnection for SpinCtx {
             Ok(rows) => rows,
             Err(e) => return Ok(Err(Error::QueryFailed(format!("{e:?}")))),
         };
+        if rows.is_empty() {
+            tracing::warn!(
+                "component `{}`: a PostgreSQL query returned no rows; Spin v4.0.2 never answers \
+                 such a query, so neither does this host: `{statement}`",
+                self.component.id
+            );
+            std::future::pending::<()>().await;
+        }
         let columns = stmt
             .columns()
             .iter()

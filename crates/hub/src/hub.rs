@@ -360,7 +360,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
 
     /// One statement: allocate the id (the counter's row lock is held until the statement
     /// commits), claim the idempotency key if there is one, and store the copies only if the key
-    /// was claimed. `None` when a concurrent send with the same key claimed it first.
+    /// was claimed. `None` when a concurrent send with the same key claimed it first. Always
+    /// answers one row (NULL for no id): Spin v4.0.2 never answers a query without rows.
     fn insert_postgres(
         &self,
         request: &SendRequest,
@@ -390,7 +391,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                    SELECT t.name, go.value, CAST($6 AS TEXT), CAST($7 AS TEXT), \
                      CAST($8 AS TEXT), CAST($9 AS BIGINT) \
                    FROM go CROSS JOIN ({targets}) t RETURNING 1) \
-                 SELECT value, (SELECT COUNT(*) FROM ins) FROM go"
+                 SELECT (SELECT value FROM go), (SELECT COUNT(*) FROM ins)"
             ),
             &params,
         )?;
