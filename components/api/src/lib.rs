@@ -25,8 +25,9 @@ use chrono::{DateTime, Utc};
 use dochub_content::api::{ApiConfig, Database, Gate, Health, handle_or_health, health_response};
 use dochub_content::prebuilt::BuildMode;
 use dochub_http::auth::AuthConfig;
+use dochub_http::spin::respond;
 use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
-use spin_sdk::http::{IncomingRequest, Response};
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 use spin_sdk::variables;
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
@@ -38,7 +39,7 @@ const STARTED_KEY: &str = "dochub:api:started_at";
 const STARTED_ELECTION_KEY: &str = "dochub:api:started_at:ticket";
 
 #[http_component]
-fn handle(req: IncomingRequest) -> Response {
+fn handle(req: IncomingRequest, out: ResponseOutparam) {
     let now = Utc::now();
     let incoming = dochub_http::spin::incoming(&req);
     let settings = match admit(
@@ -47,7 +48,7 @@ fn handle(req: IncomingRequest) -> Response {
         Settings::read("auth_tokens", variables::get),
     ) {
         Ok(settings) => settings,
-        Err(refusal) => return dochub_http::spin::outgoing(refusal),
+        Err(refusal) => return respond(out, Surface::Api, &incoming, refusal),
     };
     let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
     log_auth_config(Surface::Api, &incoming, "auth_tokens", &auth);
@@ -74,7 +75,8 @@ fn handle(req: IncomingRequest) -> Response {
             health_response(&health, &incoming.method)
         }
     };
-    dochub_http::spin::outgoing(finish(Surface::Api, &incoming, Some(&settings), res))
+    let res = finish(Surface::Api, &incoming, Some(&settings), res);
+    respond(out, Surface::Api, &incoming, res);
 }
 
 fn env(name: &str) -> Option<String> {

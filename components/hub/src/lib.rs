@@ -13,18 +13,19 @@
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
 
+use dochub_http::spin::respond;
 use dochub_http::{Incoming, Settings, Surface, admit, finish, log};
 use dochub_hub::api::{self, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::{Dialect, Hub, Limits, Sql, SqlError, SqlValue, SystemClock};
 use futures::StreamExt;
 use http::StatusCode;
-use spin_sdk::http::{IncomingRequest, Response};
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 use spin_sdk::{pg3, sqlite3, variables};
 
 #[http_component]
-async fn handle(req: IncomingRequest) -> Response {
+async fn handle(req: IncomingRequest, out: ResponseOutparam) {
     let incoming = dochub_http::spin::incoming(&req);
     let settings = match admit(
         Surface::Hub,
@@ -32,7 +33,7 @@ async fn handle(req: IncomingRequest) -> Response {
         Settings::read("hub_tokens", variables::get),
     ) {
         Ok(settings) => settings,
-        Err(refusal) => return dochub_http::spin::outgoing(refusal),
+        Err(refusal) => return respond(out, Surface::Hub, &incoming, refusal),
     };
     let auth = HubAuth::new(settings.environment.as_str(), &settings.tokens);
     if auth.required() && auth.no_tokens() {
@@ -50,12 +51,8 @@ async fn handle(req: IncomingRequest) -> Response {
         );
     }
     let response = answer(req, &incoming, &auth).await;
-    dochub_http::spin::outgoing(finish(
-        Surface::Hub,
-        &incoming,
-        Some(&settings),
-        plain(response),
-    ))
+    let response = finish(Surface::Hub, &incoming, Some(&settings), plain(response));
+    respond(out, Surface::Hub, &incoming, response);
 }
 
 async fn answer(

@@ -8,13 +8,14 @@
 #![allow(unsafe_code)]
 
 use dochub_http::auth::AuthConfig;
+use dochub_http::spin::respond;
 use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
 use dochub_overview::Config;
-use spin_sdk::http::{IncomingRequest, Response};
+use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::{http_component, variables};
 
 #[http_component]
-fn handle(req: IncomingRequest) -> Response {
+fn handle(req: IncomingRequest, out: ResponseOutparam) {
     let incoming = dochub_http::spin::incoming(&req);
     let settings = match admit(
         Surface::Overview,
@@ -22,7 +23,7 @@ fn handle(req: IncomingRequest) -> Response {
         Settings::read("auth_tokens", variables::get),
     ) {
         Ok(settings) => settings,
-        Err(refusal) => return dochub_http::spin::outgoing(refusal),
+        Err(refusal) => return respond(out, Surface::Overview, &incoming, refusal),
     };
     let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
     log_auth_config(Surface::Overview, &incoming, "auth_tokens", &auth);
@@ -38,5 +39,6 @@ fn handle(req: IncomingRequest) -> Response {
         &incoming.full_path,
         incoming.header("authorization"),
     );
-    dochub_http::spin::outgoing(finish(Surface::Overview, &incoming, Some(&settings), reply))
+    let reply = finish(Surface::Overview, &incoming, Some(&settings), reply);
+    respond(out, Surface::Overview, &incoming, reply);
 }
