@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use spin_sdk::http::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
-use wasi::io::streams::OutputStream;
+use wasi::io::streams::{OutputStream, StreamError};
 
 use crate::exchange::{Incoming, Surface};
 use crate::message::Response;
@@ -73,6 +73,7 @@ pub fn send(
     let mut writer = BodyWriter {
         stream: &stream,
         unsent: Some((out, response)),
+        client_left: false,
     };
     let written = {
         let mut sink = io::BufWriter::with_capacity(BUFFER, &mut writer);
@@ -86,6 +87,7 @@ pub fn send(
         result.and_then(|()| sink.flush().map_err(|e| e.to_string()))
     };
     writer.respond();
+    let client_left = writer.client_left;
     drop(stream);
     match written {
         Ok(()) => {
@@ -95,7 +97,12 @@ pub fn send(
         }
         Err(e) => {
             // Dropped unfinished: the host aborts the response instead of ending it cleanly.
-            log(&format!("error: response body cut short: {e}"));
+            if client_left {
+                // The client had what it needed (often the head alone) and hung up.
+                log("the client closed the connection before the whole body was sent");
+            } else {
+                log(&format!("error: response body cut short: {e}"));
+            }
             drop(body);
         }
     }
@@ -108,9 +115,16 @@ pub fn send(
 struct BodyWriter<'a> {
     stream: &'a OutputStream,
     unsent: Option<(ResponseOutparam, OutgoingResponse)>,
+    /// The stream reported the connection closed.
+    client_left: bool,
 }
 
 impl BodyWriter<'_> {
+    fn failed(&mut self, e: StreamError) -> io::Error {
+        self.client_left |= matches!(e, StreamError::Closed);
+        io::Error::other(format!("{e:?}"))
+    }
+
     /// Sets the response, if it is not set yet.
     fn respond(&mut self) {
         if let Some((out, response)) = self.unsent.take() {
@@ -122,10 +136,7 @@ impl BodyWriter<'_> {
 impl Write for BodyWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let permit = loop {
-            let permit = self
-                .stream
-                .check_write()
-                .map_err(|e| io::Error::other(format!("{e:?}")))?;
+            let permit = self.stream.check_write().map_err(|e| self.failed(e))?;
             if permit > 0 {
                 break permit;
             }
@@ -134,17 +145,13 @@ impl Write for BodyWriter<'_> {
             self.stream.subscribe().block();
         };
         let n = buf.len().min(usize::try_from(permit).unwrap_or(usize::MAX));
-        self.stream
-            .write(&buf[..n])
-            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        self.stream.write(&buf[..n]).map_err(|e| self.failed(e))?;
         self.respond();
         Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
         self.respond();
-        self.stream
-            .blocking_flush()
-            .map_err(|e| io::Error::other(format!("{e:?}")))
+        self.stream.blocking_flush().map_err(|e| self.failed(e))
     }
 }
