@@ -1,7 +1,7 @@
 //! The content tree on disk: projects, subprojects and pages.
 
 use std::fs;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -296,12 +296,34 @@ impl ContentRoot {
         {
             return Ok(None);
         }
-        let path = self
-            .root
+        read_file(&self.page_path(project, subproject, page))
+    }
+
+    /// [`ContentRoot::raw`] of a page the index recorded as `size` bytes long: as cheap as a read
+    /// can be when it still is (see [`read_file_expecting`]); when it is not, enough of it to
+    /// tell.
+    pub fn raw_expecting(
+        &self,
+        project: &str,
+        subproject: &str,
+        page: &str,
+        size: u64,
+    ) -> Result<Option<Vec<u8>>, ContentError> {
+        if !is_valid_id(project)
+            || project == REPORTS_DIR
+            || !is_valid_id(subproject)
+            || !is_valid_id(page)
+        {
+            return Ok(None);
+        }
+        read_file_expecting(&self.page_path(project, subproject, page), size)
+    }
+
+    fn page_path(&self, project: &str, subproject: &str, page: &str) -> PathBuf {
+        self.root
             .join(project)
             .join(subproject)
-            .join(format!("{page}.md"));
-        read_file(&path)
+            .join(format!("{page}.md"))
     }
 
     /// `_master/index.md`, the hub's home document, if present.
@@ -492,26 +514,61 @@ fn is_dir(path: &Path) -> Result<bool, ContentError> {
 pub(crate) fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
     match fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(e)
-            if matches!(
-                e.kind(),
-                ErrorKind::NotFound
-                    | ErrorKind::NotADirectory
-                    | ErrorKind::IsADirectory
-                    // A name too long for the file system cannot exist.
-                    | ErrorKind::InvalidFilename
-            ) =>
-        {
-            Ok(None)
+        Err(e) => absent_or_error(path, e),
+    }
+}
+
+/// The largest size [`read_file_expecting`] allocates for up front.
+const MAX_EXPECTED: usize = 64 << 20;
+
+/// A file that should hold `expected` bytes, read with one read of `expected + 1` bytes in the
+/// usual case, where [`read_file`] asks for the size and reads again to find the end: in a Spin
+/// host each file-system call is a hand-off to a blocking thread. A file of another size comes
+/// back cut to at most `expected + 1` bytes, which is all a caller comparing it with a record
+/// needs to see that it changed.
+pub(crate) fn read_file_expecting(
+    path: &Path,
+    expected: u64,
+) -> Result<Option<Vec<u8>>, ContentError> {
+    // A record this large is not a page's; let the file's own size decide the buffer.
+    let Some(expected) = usize::try_from(expected)
+        .ok()
+        .filter(|&n| n <= MAX_EXPECTED)
+    else {
+        return read_file(path);
+    };
+    let mut file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) => return absent_or_error(path, e),
+    };
+    let mut buf = vec![0; expected + 1];
+    let mut filled = 0;
+    loop {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return absent_or_error(path, e),
         }
-        Err(e) => {
-            // Some platforms report reading a directory as a generic error.
-            if path.is_dir() {
-                Ok(None)
-            } else {
-                Err(ContentError::io(path, e))
-            }
+        if filled >= expected {
+            break;
         }
+    }
+    buf.truncate(filled);
+    Ok(Some(buf))
+}
+
+/// `None` for an error that means the file is not there, else the error.
+fn absent_or_error(path: &Path, e: std::io::Error) -> Result<Option<Vec<u8>>, ContentError> {
+    match e.kind() {
+        ErrorKind::NotFound
+        | ErrorKind::NotADirectory
+        | ErrorKind::IsADirectory
+        // A name too long for the file system cannot exist.
+        | ErrorKind::InvalidFilename => Ok(None),
+        // Some platforms report reading a directory as a generic error.
+        _ if path.is_dir() => Ok(None),
+        _ => Err(ContentError::io(path, e)),
     }
 }
 

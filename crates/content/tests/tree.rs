@@ -468,3 +468,47 @@ fn symlinked_and_odd_entries() {
         assert_eq!(root.page_ids("p", "s").unwrap(), ["a", "link"]);
     }
 }
+
+#[test]
+fn a_page_read_against_its_recorded_size_shows_every_change_of_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("p").join("s");
+    fs::create_dir_all(&sub).unwrap();
+    fs::write(sub.join("page.md"), "# Page\n\nten bytes.\n").unwrap();
+    fs::write(sub.join("empty.md"), "").unwrap();
+    let root = ContentRoot::open(dir.path()).unwrap();
+    let whole = root.raw("p", "s", "page").unwrap().unwrap();
+    let size = whole.len() as u64;
+    // Unchanged: the same bytes as a plain read.
+    assert_eq!(
+        root.raw_expecting("p", "s", "page", size).unwrap(),
+        Some(whole.clone())
+    );
+    // The file is longer than recorded: one byte more than the record, never the same bytes.
+    assert_eq!(
+        root.raw_expecting("p", "s", "page", size - 3).unwrap(),
+        Some(whole[..size as usize - 2].to_vec())
+    );
+    // Shorter than recorded: all of it.
+    assert_eq!(
+        root.raw_expecting("p", "s", "page", size + 10).unwrap(),
+        Some(whole.clone())
+    );
+    // Recorded empty, now written to: not empty.
+    fs::write(sub.join("empty.md"), "new").unwrap();
+    assert_eq!(
+        root.raw_expecting("p", "s", "empty", 0).unwrap(),
+        Some(b"n".to_vec())
+    );
+    // Gone, or not a page name at all.
+    assert_eq!(root.raw_expecting("p", "s", "missing", size).unwrap(), None);
+    assert_eq!(
+        root.raw_expecting("p", "s", "../s/page", size).unwrap(),
+        None
+    );
+    // A record too large to be a page's still reads the file as it is.
+    assert_eq!(
+        root.raw_expecting("p", "s", "page", u64::MAX).unwrap(),
+        Some(whole)
+    );
+}

@@ -569,7 +569,7 @@ impl Index {
                     return Ok(Indexed::Stale("the index is damaged".into()));
                 };
                 let path = format!("{p}/{s}/{}", record.id);
-                let raw = root.raw(p, s, &record.id)?;
+                let raw = root.raw_expecting(p, s, &record.id, record.size)?;
                 if let Some(reason) = verify_file(record.size, record.hash, &path, raw.as_deref()) {
                     return Ok(Indexed::Stale(reason));
                 }
