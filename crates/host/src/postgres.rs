@@ -183,7 +183,7 @@ impl HostConnection for SpinCtx {
             let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
             if !is_allowed(&self.component.allowed_outbound_hosts, &host, port) {
                 return Ok(Err(Error::ConnectionFailed(format!(
-                    "postgres://{host}:{port} is not in the component's allowed_outbound_hosts"
+                    "address postgres://{host}:{port} is not permitted"
                 ))));
             }
         }

@@ -164,7 +164,7 @@ async fn serve_connection(
         .keep_alive(true);
     let service = hyper::service::service_fn(move |req| {
         let app = app.clone();
-        async move { Ok::<_, std::convert::Infallible>(handle(app, req, client).await) }
+        async move { handle(app, req, client).await }
     });
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
@@ -198,8 +198,8 @@ async fn handle(
     app: Arc<App>,
     req: Request<Incoming>,
     client: SocketAddr,
-) -> Response<HyperOutgoingBody> {
-    match run(app, req, client).await {
+) -> Result<Response<HyperOutgoingBody>, NoResponse> {
+    Ok(match run(app, req, client).await {
         Ok(res) => res,
         Err(HandleError::Client(status, text)) => plain(status, &text),
         Err(HandleError::OutOfTime) => plain(StatusCode::GATEWAY_TIMEOUT, "Gateway Timeout\n"),
@@ -207,14 +207,33 @@ async fn handle(
             tracing::error!("{e:?}");
             plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n")
         }
+        Err(HandleError::NoResponse(reason)) => {
+            tracing::warn!("{client}: {reason}; closing the connection without a response");
+            return Err(NoResponse(reason));
+        }
+    })
+}
+
+/// Why a request got no response: hyper closes its connection, as Spin's does when its request
+/// handler fails before routing (`trigger-http`'s `set_req_uri`).
+#[derive(Debug)]
+struct NoResponse(&'static str);
+
+impl std::fmt::Display for NoResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
     }
 }
+
+impl std::error::Error for NoResponse {}
 
 enum HandleError {
     Client(StatusCode, String),
     Guest(anyhow::Error),
     /// The request deadline passed before the component set a response.
     OutOfTime,
+    /// Spin answers nothing: the connection is closed.
+    NoResponse(&'static str),
 }
 
 impl From<anyhow::Error> for HandleError {
@@ -248,22 +267,35 @@ async fn run(
         .context("routed to a component that was not loaded")?;
 
     let (mut parts, body) = req.into_parts();
-    // The guest learns the authority from the URI, as under Spin; no Host, no authority: 400.
-    let host = parts
-        .uri
-        .authority()
-        .map(|a| a.to_string())
-        .or_else(|| {
-            parts
-                .headers
-                .get(http::header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .map(str::to_string)
-        })
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| {
-            HandleError::Client(StatusCode::BAD_REQUEST, "missing Host header\n".into())
-        })?;
+    // The guest learns the authority from the URI, as under Spin: from the request target or the
+    // Host header, which must agree when both are given; without one Spin answers nothing.
+    let from_header = match parts.headers.get(http::header::HOST) {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|h| h.parse::<http::uri::Authority>().ok())
+                .ok_or(HandleError::NoResponse(
+                    "'Host' header contains an invalid authority",
+                ))?,
+        ),
+    };
+    let host = match (from_header, parts.uri.authority()) {
+        (None, None) => {
+            return Err(HandleError::NoResponse(
+                "no 'Host' header present in request",
+            ));
+        }
+        (Some(a), None) => a.to_string(),
+        (None, Some(a)) => a.to_string(),
+        (Some(a1), Some(a2)) if a1 == *a2 => a1.to_string(),
+        (Some(_), Some(_)) => {
+            return Err(HandleError::NoResponse(
+                "authority in 'Host' header does not match authority in URI",
+            ));
+        }
+    };
     let path_and_query = parts
         .uri
         .path_and_query()
