@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dochub_tests::{TestApp, fixture, repo_root};
+use dochub_tests::{TestApp, fixture, repo_root, skip_under_spin};
 use reqwest::redirect::Policy;
 use reqwest::{Client, StatusCode};
 
@@ -277,6 +277,10 @@ async fn llms_full_holds_every_page_once_and_filters_by_project() {
     }
 
     // A page added after the start is in both at once (nothing is cached or prebuilt stale).
+    if skip_under_spin("`spin up` copies the content at start: a page added later is not seen") {
+        app.stop().await;
+        return;
+    }
     std::fs::write(
         dir.path().join("gamma/notes/later.md"),
         "---\ntitle: Later\nllms: optional\n---\nAdded later.\n",
