@@ -6,8 +6,10 @@
 //! `wasi:keyvalue` atomics, SQLite databases ([`sqlite`]), variables (`SPIN_VARIABLE_*`),
 //! outbound PostgreSQL. A component that imports anything else is refused at start-up, naming the
 //! import. Where Spin's own behaviour is weak (key-value compare-and-swap, see [`kv`]; PostgreSQL
-//! connection pooling), this host is weak the same way, so a test that passes here passes under
-//! `spin up`.
+//! connection pooling; a PostgreSQL query with no rows never answers), this host is weak the same
+//! way, so a test that passes here passes under `spin up`. A request whose authority Spin cannot
+//! tell (no `Host` and none in the target, an invalid `Host`, or the two disagreeing) gets no
+//! response at all, its connection closed, as Spin's `trigger-http` does (`set_req_uri`).
 //!
 //! It also defends itself where Spin v4.0.2 does not ([`limits`]): a header-read (and idle
 //! keep-alive) timeout, a cap on connections with a back-off after failed accepts, a deadline
