@@ -289,14 +289,10 @@ impl ContentRoot {
         subproject: &str,
         page: &str,
     ) -> Result<Option<Vec<u8>>, ContentError> {
-        if !is_valid_id(project)
-            || project == REPORTS_DIR
-            || !is_valid_id(subproject)
-            || !is_valid_id(page)
-        {
-            return Ok(None);
+        match self.page_path(project, subproject, page) {
+            Some(path) => read_file(&path),
+            None => Ok(None),
         }
-        read_file(&self.page_path(project, subproject, page))
     }
 
     /// [`ContentRoot::raw`] of a page the index recorded as `size` bytes long: as cheap as a read
@@ -309,21 +305,24 @@ impl ContentRoot {
         page: &str,
         size: u64,
     ) -> Result<Option<Vec<u8>>, ContentError> {
-        if !is_valid_id(project)
-            || project == REPORTS_DIR
-            || !is_valid_id(subproject)
-            || !is_valid_id(page)
-        {
-            return Ok(None);
+        match self.page_path(project, subproject, page) {
+            Some(path) => read_file_expecting(&path, size),
+            None => Ok(None),
         }
-        read_file_expecting(&self.page_path(project, subproject, page), size)
     }
 
-    fn page_path(&self, project: &str, subproject: &str, page: &str) -> PathBuf {
-        self.root
-            .join(project)
-            .join(subproject)
-            .join(format!("{page}.md"))
+    /// The file of a page, or `None` if any id is invalid (or names the reports folder).
+    fn page_path(&self, project: &str, subproject: &str, page: &str) -> Option<PathBuf> {
+        let valid = is_valid_id(project)
+            && project != REPORTS_DIR
+            && is_valid_id(subproject)
+            && is_valid_id(page);
+        valid.then(|| {
+            self.root
+                .join(project)
+                .join(subproject)
+                .join(format!("{page}.md"))
+        })
     }
 
     /// `_master/index.md`, the hub's home document, if present.
