@@ -22,7 +22,7 @@
 
 use dochub_content::prebuilt::BuildMode;
 use dochub_http::auth::AuthConfig;
-use dochub_http::spin::send;
+use dochub_http::spin::{respond, send};
 use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
 use dochub_render::llms::{self, Answer, LlmsRoute};
 use dochub_render::site::{SiteConfig, handle_accepting};
@@ -38,7 +38,7 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
         Settings::read("auth_tokens", variables::get),
     ) {
         Ok(settings) => settings,
-        Err(refusal) => return send(out, Surface::Docs, &incoming, refusal, |_| Ok(())),
+        Err(refusal) => return respond(out, Surface::Docs, &incoming, refusal),
     };
     let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
     log_auth_config(Surface::Docs, &incoming, "auth_tokens", &auth);
@@ -68,7 +68,7 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
         Answer::Whole(res) => {
             // Through `finish` with its body: a 5xx body is replaced by a generic one there.
             let res = finish(Surface::Docs, &incoming, Some(&settings), res);
-            send(out, Surface::Docs, &incoming, res, |_| Ok(()));
+            respond(out, Surface::Docs, &incoming, res);
         }
         Answer::Stream(res, text) => {
             let res = finish(Surface::Docs, &incoming, Some(&settings), res);

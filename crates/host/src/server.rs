@@ -198,7 +198,7 @@ async fn handle(
     app: Arc<App>,
     req: Request<Incoming>,
     client: SocketAddr,
-) -> Result<Response<HyperOutgoingBody>, NoResponse> {
+) -> Result<Response<HyperOutgoingBody>, &'static str> {
     Ok(match run(app, req, client).await {
         Ok(res) => res,
         Err(HandleError::Client(status, text)) => plain(status, &text),
@@ -208,24 +208,13 @@ async fn handle(
             plain(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error\n")
         }
         Err(HandleError::NoResponse(reason)) => {
+            // An error from the service makes hyper close the connection, as Spin's does when
+            // its handler fails before routing (`trigger-http`'s `set_req_uri`).
             tracing::warn!("{client}: {reason}; closing the connection without a response");
-            return Err(NoResponse(reason));
+            return Err(reason);
         }
     })
 }
-
-/// Why a request got no response: hyper closes its connection, as Spin's does when its request
-/// handler fails before routing (`trigger-http`'s `set_req_uri`).
-#[derive(Debug)]
-struct NoResponse(&'static str);
-
-impl std::fmt::Display for NoResponse {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl std::error::Error for NoResponse {}
 
 enum HandleError {
     Client(StatusCode, String),
