@@ -36,6 +36,7 @@ mod check;
 pub mod corpus;
 mod error;
 mod frontmatter;
+mod fsio;
 pub mod index;
 pub mod llms;
 mod manifest;

@@ -1,7 +1,7 @@
 //! The content tree on disk: projects, subprojects and pages.
 
 use std::fs;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -174,16 +174,14 @@ impl ContentRoot {
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<ContentRoot, ContentError> {
         let root = path.as_ref().to_path_buf();
-        match fs::metadata(&root) {
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(ContentError::RootMissing { path: root });
-            }
-            Err(e) => return Err(ContentError::io(root, e)),
-            Ok(m) if !m.is_dir() => return Err(ContentError::RootNotDirectory { path: root }),
-            Ok(_) => {}
+        // One `stat` (every request opens the root): a folder that cannot be listed fails at
+        // its first listing instead.
+        match crate::fsio::is_dir(&root) {
+            Ok(None) => Err(ContentError::RootMissing { path: root }),
+            Ok(Some(false)) => Err(ContentError::RootNotDirectory { path: root }),
+            Ok(Some(true)) => Ok(ContentRoot { root }),
+            Err(e) => Err(ContentError::io(root, e)),
         }
-        fs::read_dir(&root).map_err(|e| ContentError::io(&root, e))?;
-        Ok(ContentRoot { root })
     }
 
     /// The root directory.
@@ -309,6 +307,31 @@ impl ContentRoot {
             Some(path) => read_file_expecting(&path, size),
             None => Ok(None),
         }
+    }
+
+    /// [`ContentRoot::raw_expecting`] for several pages, `((project, subproject, page), size)`,
+    /// read together (see [`crate::fsio`]): in a Spin host, one hand-off per file to open it and
+    /// one wait for all the reads.
+    pub fn raw_many(
+        &self,
+        pages: &[((&str, &str, &str), u64)],
+    ) -> Result<Vec<Option<Vec<u8>>>, ContentError> {
+        let paths: Vec<Option<PathBuf>> = pages
+            .iter()
+            .map(|&((p, s, id), _)| self.page_path(p, s, id))
+            .collect();
+        let files: Vec<(&Path, usize)> = paths
+            .iter()
+            .zip(pages)
+            .filter_map(|(path, &(_, size))| Some((path.as_deref()?, expecting(size))))
+            .collect();
+        let mut read = crate::fsio::read_files(&files)
+            .map_err(|e| ContentError::io(&self.root, e))?
+            .into_iter();
+        Ok(paths
+            .iter()
+            .map(|path| path.as_ref().and_then(|_| read.next().flatten()))
+            .collect())
     }
 
     /// The file of a page, or `None` if any id is invalid (or names the reports folder).
@@ -511,10 +534,7 @@ fn is_dir(path: &Path) -> Result<bool, ContentError> {
 
 /// Reads a regular file; `None` when it does not exist or is a directory.
 pub(crate) fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) => absent_or_error(path, e),
-    }
+    crate::fsio::read(path).or_else(|e| absent_or_error(path, e))
 }
 
 /// The largest size [`read_file_expecting`] allocates for up front.
@@ -529,32 +549,19 @@ pub(crate) fn read_file_expecting(
     path: &Path,
     expected: u64,
 ) -> Result<Option<Vec<u8>>, ContentError> {
-    // A record this large is not a page's; let the file's own size decide the buffer.
-    let Some(expected) = usize::try_from(expected)
+    match crate::fsio::read_files(&[(path, expecting(expected))]) {
+        Ok(mut read) => Ok(read.remove(0)),
+        Err(e) => absent_or_error(path, e),
+    }
+}
+
+/// Bytes to read of a file recorded as `size` bytes long: one more, to see that it grew; a
+/// record this large is not a page's, so then the whole file.
+fn expecting(size: u64) -> usize {
+    usize::try_from(size)
         .ok()
         .filter(|&n| n <= MAX_EXPECTED)
-    else {
-        return read_file(path);
-    };
-    let mut file = match fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) => return absent_or_error(path, e),
-    };
-    let mut buf = vec![0; expected + 1];
-    let mut filled = 0;
-    loop {
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return absent_or_error(path, e),
-        }
-        if filled >= expected {
-            break;
-        }
-    }
-    buf.truncate(filled);
-    Ok(Some(buf))
+        .map_or(usize::MAX, |n| n + 1)
 }
 
 /// `None` for an error that means the file is not there, else the error.

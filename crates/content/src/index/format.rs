@@ -16,11 +16,10 @@
 //! A key is a byte trigram, `(3 << 24) | b0 << 16 | b1 << 8 | b2`,
 //! or an ASCII bigram `(2 << 24) | b0 << 8 | b1`, so both live in one sorted table.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::error::ContentError;
+use crate::fsio::File;
 
 const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
 const PAGES_MAGIC: &[u8; 4] = b"DHP2";
@@ -32,6 +31,8 @@ const ENTRY: usize = 16;
 const RECORD: usize = 32;
 /// Records this close to the first of a run are read with it in one read (4 KiB).
 const RUN: u32 = 128;
+/// Bytes of the key table's block index read with its header: 4 bytes a block of 256 keys.
+const HEAD_GUESS: usize = 16 * 1024;
 
 /// The key of a byte trigram.
 pub(super) fn trigram(a: u8, b: u8, c: u8) -> u32 {
@@ -47,17 +48,34 @@ pub(super) fn open(path: &Path) -> Result<File, ContentError> {
     File::open(path).map_err(|e| ContentError::io(path, e))
 }
 
+/// Reads byte ranges of an index file together (see [`crate::fsio`]); a range that comes back
+/// short means the file is not what its header says.
+pub(super) fn read_ranges(
+    file: &mut File,
+    path: &Path,
+    ranges: &[(u64, usize)],
+) -> Result<Vec<Vec<u8>>, ContentError> {
+    let out = file
+        .read_ranges(ranges)
+        .map_err(|e| ContentError::io(path, e))?;
+    if out
+        .iter()
+        .zip(ranges)
+        .any(|(got, &(_, len))| got.len() != len)
+    {
+        return Err(damaged(path));
+    }
+    Ok(out)
+}
+
+/// Reads one byte range of an index file.
 pub(super) fn read_at(
     file: &mut File,
     path: &Path,
     offset: u64,
     len: usize,
 ) -> Result<Vec<u8>, ContentError> {
-    let mut buf = vec![0; len];
-    file.seek(SeekFrom::Start(offset))
-        .and_then(|_| file.read_exact(&mut buf))
-        .map_err(|e| ContentError::io(path, e))?;
-    Ok(buf)
+    Ok(read_ranges(file, path, &[(offset, len)])?.remove(0))
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -121,18 +139,29 @@ pub(super) struct Grams {
 impl Grams {
     pub(super) fn open(path: &Path) -> Result<Grams, ContentError> {
         let mut file = open(path)?;
-        let header = read_at(&mut file, path, 0, GRAMS_HEADER)?;
-        if &header[..4] != GRAMS_MAGIC {
+        // The header and, for up to a million keys, the block index in one read.
+        let mut head = file
+            .read_ranges(&[(0, GRAMS_HEADER + HEAD_GUESS)])
+            .map_err(|e| ContentError::io(path, e))?
+            .remove(0);
+        if head.len() < GRAMS_HEADER || &head[..4] != GRAMS_MAGIC {
             return Err(damaged(path));
         }
-        let build_id = u64_at(&header, 4);
-        let keys = u32_at(&header, 12) as usize;
-        let blocks = u32_at(&header, 16) as usize;
+        let build_id = u64_at(&head, 4);
+        let keys = u32_at(&head, 12) as usize;
+        let blocks = u32_at(&head, 16) as usize;
         if blocks != keys.div_ceil(BLOCK) {
             return Err(damaged(path));
         }
-        let raw = read_at(&mut file, path, GRAMS_HEADER as u64, blocks * 4)?;
-        let firsts = raw.chunks_exact(4).map(|c| u32_at(c, 0)).collect();
+        let end = GRAMS_HEADER + blocks * 4;
+        if head.len() < end {
+            let have = head.len();
+            head.extend(read_at(&mut file, path, have as u64, end - have)?);
+        }
+        let firsts = head[GRAMS_HEADER..end]
+            .chunks_exact(4)
+            .map(|c| u32_at(c, 0))
+            .collect();
         Ok(Grams {
             file,
             path: path.to_path_buf(),
@@ -147,30 +176,55 @@ impl Grams {
     }
 
     /// Offset and length of `key`'s posting list, if any page has the key.
+    #[cfg(test)]
     pub(super) fn find(&mut self, key: u32) -> Result<Option<(u64, u32)>, ContentError> {
+        Ok(self.find_all(&[key])?.remove(0))
+    }
+
+    /// [`Grams::find`] for several keys, their blocks read together.
+    pub(super) fn find_all(
+        &mut self,
+        keys: &[u32],
+    ) -> Result<Vec<Option<(u64, u32)>>, ContentError> {
         // The last block whose first key is <= key.
-        let block = match self.firsts.partition_point(|&first| first <= key) {
-            0 => return Ok(None),
-            n => n - 1,
+        let block_of = |key: u32| match self.firsts.partition_point(|&first| first <= key) {
+            0 => None,
+            n => Some(n - 1),
         };
-        let start = block * BLOCK;
-        let count = BLOCK.min(self.keys - start);
-        let base = (GRAMS_HEADER + self.firsts.len() * 4 + start * ENTRY) as u64;
-        let bytes = read_at(&mut self.file, &self.path, base, count * ENTRY)?;
-        let (mut lo, mut hi) = (0, count);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let k = u32_at(&bytes, mid * ENTRY);
-            if k < key {
-                lo = mid + 1;
-            } else if k > key {
-                hi = mid;
-            } else {
-                let at = mid * ENTRY;
-                return Ok(Some((u64_at(&bytes, at + 4), u32_at(&bytes, at + 12))));
-            }
-        }
-        Ok(None)
+        let mut blocks: Vec<usize> = keys.iter().filter_map(|&k| block_of(k)).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        let table = GRAMS_HEADER + self.firsts.len() * 4;
+        let ranges: Vec<(u64, usize)> = blocks
+            .iter()
+            .map(|&b| {
+                let start = b * BLOCK;
+                let count = BLOCK.min(self.keys - start);
+                ((table + start * ENTRY) as u64, count * ENTRY)
+            })
+            .collect();
+        let read = read_ranges(&mut self.file, &self.path, &ranges)?;
+        Ok(keys
+            .iter()
+            .map(|&key| {
+                let b = block_of(key)?;
+                let bytes = &read[blocks.binary_search(&b).ok()?];
+                let count = bytes.len() / ENTRY;
+                let (mut lo, mut hi) = (0, count);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    let at = mid * ENTRY;
+                    match u32_at(bytes, at).cmp(&key) {
+                        std::cmp::Ordering::Less => lo = mid + 1,
+                        std::cmp::Ordering::Greater => hi = mid,
+                        std::cmp::Ordering::Equal => {
+                            return Some((u64_at(bytes, at + 4), u32_at(bytes, at + 12)));
+                        }
+                    }
+                }
+                None
+            })
+            .collect())
     }
 }
 
@@ -252,7 +306,8 @@ impl PagesFile {
     /// The records of `numbers` (ascending), in that order. Nearby records are read together,
     /// and their strings with them: two reads per run of [`RUN`] page numbers.
     pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, ContentError> {
-        let mut out = Vec::with_capacity(numbers.len());
+        // Runs of nearby numbers: each run's records are one range, read with every other run's.
+        let mut runs = Vec::new();
         let mut rest = numbers;
         while let Some(&first) = rest.first() {
             let run = rest.partition_point(|&n| n >= first && n - first < RUN);
@@ -262,9 +317,24 @@ impl PagesFile {
             if last >= self.count || last < first {
                 return Err(damaged(&self.path));
             }
-            let at = PAGES_HEADER as u64 + u64::from(first) * RECORD as u64;
-            let span = (last - first + 1) as usize * RECORD;
-            let bytes = read_at(&mut self.file, &self.path, at, span)?;
+            runs.push((first, now));
+        }
+        let ranges: Vec<(u64, usize)> = runs
+            .iter()
+            .map(|&(first, now)| {
+                let last = now[now.len() - 1];
+                (
+                    PAGES_HEADER as u64 + u64::from(first) * RECORD as u64,
+                    (last - first + 1) as usize * RECORD,
+                )
+            })
+            .collect();
+        let blocks = read_ranges(&mut self.file, &self.path, &ranges)?;
+        // Each run's strings are one range too: the second and last read.
+        let mut raw_runs = Vec::with_capacity(runs.len());
+        let mut string_ranges = Vec::with_capacity(runs.len());
+        let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
+        for (&(first, now), bytes) in runs.iter().zip(&blocks) {
             let raw: Vec<(u32, u64, usize, usize, u64, u64)> = now
                 .iter()
                 .map(|&n| {
@@ -288,13 +358,16 @@ impl PagesFile {
             if hi > self.strings {
                 return Err(damaged(&self.path));
             }
-            let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
-            let strings = read_at(&mut self.file, &self.path, base + lo, (hi - lo) as usize)?;
+            string_ranges.push((base + lo, (hi - lo) as usize));
+            raw_runs.push((lo, raw));
+        }
+        let strings = read_ranges(&mut self.file, &self.path, &string_ranges)?;
+        let mut out = Vec::with_capacity(numbers.len());
+        let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| damaged(&self.path));
+        for ((lo, raw), strings) in raw_runs.into_iter().zip(&strings) {
             for (sub, offset, id_len, title_len, size, hash) in raw {
                 let text = &strings[(offset - lo) as usize..][..id_len + title_len];
                 let (id, title) = text.split_at(id_len);
-                let utf8 =
-                    |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| damaged(&self.path));
                 out.push(PageRecord {
                     sub,
                     id: utf8(id)?,
@@ -349,6 +422,79 @@ pub(super) fn encode_postings(list: &[u32], pages: u32, out: &mut Vec<u8>) {
         for &n in list {
             out[start + (n / 8) as usize] |= 1 << (n % 8);
         }
+    }
+}
+
+/// A posting list as stored: page numbers, or a bitmap kept as its bytes, so that a dense
+/// list (a common word's) is intersected a byte at a time instead of decoded.
+#[derive(Debug)]
+pub(super) enum Postings {
+    /// Page numbers, ascending.
+    List(Vec<u32>),
+    /// One bit per page.
+    Bitmap(Vec<u8>),
+}
+
+impl Postings {
+    /// Parses a posting list; `None` when the bytes are not one.
+    pub(super) fn parse(bytes: &[u8], pages: u32) -> Option<Postings> {
+        match bytes.first()? {
+            0 => decode_postings(bytes, pages).map(Postings::List),
+            1 => {
+                let bits = &bytes[1..];
+                (bits.len() == (pages as usize).div_ceil(8))
+                    .then(|| Postings::Bitmap(bits.to_vec()))
+            }
+            _ => None,
+        }
+    }
+
+    fn contains(&self, n: u32) -> bool {
+        match self {
+            Postings::List(list) => list.binary_search(&n).is_ok(),
+            Postings::Bitmap(bits) => bits
+                .get((n / 8) as usize)
+                .is_some_and(|b| b & (1 << (n % 8)) != 0),
+        }
+    }
+
+    /// The pages in every list, ascending.
+    pub(super) fn intersect(lists: &[Postings], pages: u32) -> Vec<u32> {
+        let shortest = lists
+            .iter()
+            .filter_map(|p| match p {
+                Postings::List(list) => Some(list),
+                Postings::Bitmap(_) => None,
+            })
+            .min_by_key(|list| list.len());
+        if let Some(base) = shortest {
+            return base
+                .iter()
+                .copied()
+                .filter(|&n| lists.iter().all(|p| p.contains(n)))
+                .collect();
+        }
+        let mut and: Option<Vec<u8>> = None;
+        for p in lists {
+            if let Postings::Bitmap(bits) = p {
+                and = Some(match and {
+                    None => bits.clone(),
+                    Some(acc) => acc.iter().zip(bits).map(|(a, b)| a & b).collect(),
+                });
+            }
+        }
+        let mut out = Vec::new();
+        for (i, &byte) in and.unwrap_or_default().iter().enumerate() {
+            let mut b = byte;
+            while b != 0 {
+                let n = (i as u32) * 8 + b.trailing_zeros();
+                if n < pages {
+                    out.push(n);
+                }
+                b &= b - 1;
+            }
+        }
+        out
     }
 }
 
@@ -412,6 +558,30 @@ mod tests {
         encode_postings(&[5, 900], 1000, &mut out);
         assert_eq!(out[0], 0);
         assert_eq!(decode_postings(&[7, 1], 10), None);
+        // Intersections agree with decoding, whatever the mix of encodings.
+        let pages = 1000;
+        let sets: Vec<Vec<u32>> = vec![
+            (0..1000).collect(),
+            (0..1000).step_by(2).collect(),
+            (0..1000).filter(|n| n % 3 != 0).collect(),
+            vec![4, 6, 500, 998],
+            vec![],
+        ];
+        for a in &sets {
+            for b in &sets {
+                let lists: Vec<Postings> = [a, b]
+                    .iter()
+                    .map(|l| {
+                        let mut out = Vec::new();
+                        encode_postings(l, pages, &mut out);
+                        Postings::parse(&out, pages).unwrap()
+                    })
+                    .collect();
+                let want: Vec<u32> = a.iter().copied().filter(|n| b.contains(n)).collect();
+                assert_eq!(Postings::intersect(&lists, pages), want);
+            }
+        }
+        assert!(Postings::parse(&[1, 0], pages).is_none());
         assert_eq!(decode_postings(&[0, 2, 1], 10), None);
     }
 

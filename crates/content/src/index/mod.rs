@@ -44,7 +44,6 @@ mod format;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
@@ -53,7 +52,7 @@ use crate::frontmatter::parse_page;
 use crate::search::{MAX_RESULTS, Query, SearchResults, fold, page_hit, searchable};
 use crate::tree::{ContentRoot, Kind, REPORTS_DIR, list, read_file};
 
-use format::{Grams, GramsWriter, PagesFile, PagesWriter, decode_postings, encode_postings};
+use format::{Grams, GramsWriter, PagesFile, PagesWriter, Postings, encode_postings};
 
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
@@ -65,9 +64,6 @@ const SUB_DIR: &str = "sub";
 const GRAMS_FILE: &str = "grams.bin";
 const POSTINGS_FILE: &str = "postings.bin";
 const PAGES_FILE: &str = "pages.bin";
-/// Candidates whose records are fetched at a time: a common word's answer is found in its first
-/// run, a rare word's candidates are few.
-const CANDIDATE_RUN: usize = 64;
 
 /// An answer from the index, or why the index could not give it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,11 +203,7 @@ pub(crate) fn hash(bytes: &[u8]) -> u64 {
 }
 
 fn mtime_ns(path: &Path) -> u64 {
-    fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    crate::fsio::mtime_ns(path)
 }
 
 /// The listing of a folder as the index records it: projects under the root, subprojects
@@ -563,13 +555,28 @@ impl Index {
         }
         let mut results = Vec::new();
         // Candidates in runs: a common word's answer is found in its first few dozen.
-        'runs: for run in candidates.chunks(CANDIDATE_RUN) {
-            for record in pages.records(run)? {
+        let mut rest = &candidates[..];
+        'runs: while !rest.is_empty() {
+            // As many as the answer still needs, and a few more: a common word's candidates are
+            // nearly all hits, and each page read here costs an open.
+            let need = MAX_RESULTS - results.len();
+            let (run, later) = rest.split_at((need + need / 8 + 2).min(rest.len()));
+            rest = later;
+            let records = pages.records(run)?;
+            let mut files = Vec::with_capacity(records.len());
+            for record in &records {
                 let Some((p, s)) = self.subs.get(record.sub as usize) else {
                     return Ok(Indexed::Stale("the index is damaged".into()));
                 };
-                let path = format!("{p}/{s}/{}", record.id);
-                let raw = root.raw_expecting(p, s, &record.id, record.size)?;
+                files.push(((p.as_str(), s.as_str(), record.id.as_str()), record.size));
+            }
+            let texts = root.raw_many(&files)?;
+            let paths: Vec<String> = files
+                .iter()
+                .map(|&((p, s, id), _)| format!("{p}/{s}/{id}"))
+                .collect();
+            drop(files);
+            for ((record, path), raw) in records.into_iter().zip(paths).zip(texts) {
                 if let Some(reason) = verify_file(record.size, record.hash, &path, raw.as_deref()) {
                     return Ok(Indexed::Stale(reason));
                 }
@@ -604,33 +611,24 @@ impl Index {
             return Ok(None);
         }
         let mut spans = Vec::with_capacity(keys.len());
-        for key in keys {
-            match grams.find(key)? {
+        for span in grams.find_all(&keys)? {
+            match span {
                 Some(span) => spans.push(span),
                 None => return Ok(Some(Vec::new())),
             }
         }
-        // Shortest lists first: the intersection only shrinks.
-        spans.sort_by_key(|&(_, len)| len);
         let postings_path = self.dir.join(POSTINGS_FILE);
         let mut file = format::open(&postings_path)?;
-        let mut result: Option<Vec<u32>> = None;
-        for (offset, len) in spans {
-            let bytes = format::read_at(&mut file, &postings_path, offset, len as usize)?;
-            let list = decode_postings(&bytes, self.nav.pages).ok_or_else(|| {
-                ContentError::IndexDamaged {
+        let ranges: Vec<(u64, usize)> = spans.iter().map(|&(o, l)| (o, l as usize)).collect();
+        let lists = format::read_ranges(&mut file, &postings_path, &ranges)?
+            .iter()
+            .map(|bytes| {
+                Postings::parse(bytes, self.nav.pages).ok_or_else(|| ContentError::IndexDamaged {
                     path: postings_path.clone(),
-                }
-            })?;
-            result = Some(match result {
-                None => list,
-                Some(acc) => intersect(&acc, &list),
-            });
-            if result.as_ref().is_some_and(Vec::is_empty) {
-                break;
-            }
-        }
-        Ok(Some(result.unwrap_or_default()))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(Postings::intersect(&lists, self.nav.pages)))
     }
 }
 
@@ -643,23 +641,6 @@ fn verify_file(size: u64, page_hash: u64, path: &str, raw: Option<&[u8]>) -> Opt
         }
         Some(_) => None,
     }
-}
-
-fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let (mut i, mut j) = (0, 0);
-    let mut out = Vec::with_capacity(a.len().min(b.len()));
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                out.push(a[i]);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out
 }
 
 fn check_dir(

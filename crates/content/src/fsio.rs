@@ -1,0 +1,485 @@
+//! The file-system calls on a request's hot path, made with as few host round trips as WASI 0.2
+//! allows.
+//!
+//! In a Spin component every file-system call is a round trip to the host's blocking thread
+//! pool (wasmtime-wasi's `spawn_blocking`, in Spin v4.0.2 as in `dochub-host`): about 35 µs on
+//! the 2-core machines here, where the system call itself takes 2 µs. Rust's `std::fs` on
+//! wasip2 spends two of them on a `metadata` (a `stat-at` without following links, then one
+//! following them) and three or four on reading a small file. So in a component:
+//! - [`mtime_ns`] is one `stat-at`;
+//! - [`read`] is one `open-at` and one read per 64 KiB;
+//! - [`read_ranges`] and [`read_files`] start every read at once and wait for them together:
+//!   a file's input stream `read` hands the read to the host's pool and returns, and one
+//!   `poll` waits for all of them (wasmtime-wasi's `FileInputStream`, the same in Spin
+//!   v4.0.2's wasmtime-wasi 44). Opening a file is still one round trip each.
+//!
+//! Natively (tests, the CLI, `dochub build`) the same functions use `std`.
+
+use std::io;
+use std::path::Path;
+
+/// Modification time of a file or folder in nanoseconds since 1970; 0 when it has none or
+/// cannot be read (the index then compares listings instead).
+pub(crate) fn mtime_ns(path: &Path) -> u64 {
+    imp::mtime_ns(path)
+}
+
+/// Whether `path` is a folder; `Ok(None)` when nothing is there.
+pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
+    imp::is_dir(path)
+}
+
+/// The whole file; `Ok(None)` when it does not exist.
+pub(crate) fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    imp::read(path)
+}
+
+/// The first `len` bytes of each file (`None` for a file that does not exist), all read at
+/// once after each is opened. A caller that expects `n` bytes asks for `n + 1` to see that a
+/// file grew.
+pub(crate) fn read_files(files: &[(&Path, usize)]) -> io::Result<Vec<Option<Vec<u8>>>> {
+    imp::read_files(files)
+}
+
+/// An open file whose byte ranges are read together.
+pub(crate) struct File(imp::File);
+
+impl File {
+    /// Opens a file for reading.
+    pub(crate) fn open(path: &Path) -> io::Result<File> {
+        imp::File::open(path).map(File)
+    }
+
+    /// Byte ranges `(offset, len)`, all read at once, in any order. A range reaching past the
+    /// end of the file comes back short. Ranges less than [`COALESCE_GAP`] apart are read as
+    /// one span.
+    pub(crate) fn read_ranges(&mut self, ranges: &[(u64, usize)]) -> io::Result<Vec<Vec<u8>>> {
+        let (spans, span_of) = coalesce(ranges);
+        let read = self.0.read_ranges(&spans)?;
+        Ok(ranges
+            .iter()
+            .zip(span_of)
+            .map(|(&(offset, len), span)| {
+                let bytes = &read[span];
+                let from = usize::try_from(offset - spans[span].0)
+                    .unwrap_or(usize::MAX)
+                    .min(bytes.len());
+                bytes[from..from.saturating_add(len).min(bytes.len())].to_vec()
+            })
+            .collect())
+    }
+}
+
+/// Ranges closer than this are read as one span: each read in flight costs the host a hand-off
+/// to a thread and back, worth about this many bytes of copying.
+const COALESCE_GAP: u64 = 16 * 1024;
+/// The most a merged span may cover: what a Spin host reads in one go (wasmtime-wasi reads at
+/// most 64 KiB per call), so that a span never takes more rounds than its parts would.
+const MAX_SPAN: u64 = 64 * 1024;
+
+/// The spans to read for `ranges`, `(offset, len)` in offset order, and each range's span.
+fn coalesce(ranges: &[(u64, usize)]) -> (Vec<(u64, usize)>, Vec<usize>) {
+    let mut order: Vec<usize> = (0..ranges.len()).collect();
+    order.sort_by_key(|&i| ranges[i].0);
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    let mut span_of = vec![0; ranges.len()];
+    for i in order {
+        let (offset, len) = ranges[i];
+        let end = offset.saturating_add(len as u64);
+        match spans.last_mut() {
+            Some(last)
+                if offset <= last.1.saturating_add(COALESCE_GAP)
+                    && end.max(last.1) - last.0 <= MAX_SPAN =>
+            {
+                last.1 = last.1.max(end);
+            }
+            _ => spans.push((offset, end)),
+        }
+        span_of[i] = spans.len() - 1;
+    }
+    let spans = spans
+        .into_iter()
+        .map(|(start, end)| (start, usize::try_from(end - start).unwrap_or(usize::MAX)))
+        .collect();
+    (spans, span_of)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_read_together_come_back_as_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let mut file = File::open(&path).unwrap();
+        // Out of order, overlapping, adjacent, far apart, empty, and past the end.
+        let ranges = [
+            (150_000, 10),
+            (0, 4),
+            (2, 6),
+            (8, 0),
+            (100, 50),
+            (199_990, 100),
+            (300_000, 5),
+            (60_000, 70_000),
+        ];
+        let got = file.read_ranges(&ranges).unwrap();
+        for (&(offset, len), got) in ranges.iter().zip(&got) {
+            let from = (offset as usize).min(bytes.len());
+            let to = (from + len).min(bytes.len());
+            assert_eq!(got, &bytes[from..to], "({offset}, {len})");
+        }
+        let (spans, _) = coalesce(&ranges);
+        assert_eq!(spans.len(), 5, "{spans:?}");
+        assert!(spans.iter().all(|&(_, len)| len <= 70_000), "{spans:?}");
+    }
+
+    #[test]
+    fn files_read_together_report_the_missing_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"hello").unwrap();
+        let missing = dir.path().join("missing");
+        let got = read_files(&[(&a, 6), (&missing, 3), (&a, 2), (dir.path(), 4)]).unwrap();
+        assert_eq!(got[0].as_deref(), Some(&b"hello"[..]));
+        assert_eq!(got[1], None);
+        assert_eq!(got[2].as_deref(), Some(&b"he"[..]));
+        assert_eq!(got[3], None);
+        assert!(mtime_ns(&a) > 0);
+        assert_eq!(mtime_ns(&missing), 0);
+        assert_eq!(read(&missing).unwrap(), None);
+    }
+}
+
+/// Whether an error means "there is no such file", as [`read`] and [`read_files`] answer
+/// `None` for it.
+fn is_absent(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound
+            | io::ErrorKind::NotADirectory
+            | io::ErrorKind::IsADirectory
+            | io::ErrorKind::InvalidFilename
+    )
+}
+
+#[cfg(not(all(target_os = "wasi", target_env = "p2")))]
+use portable as imp;
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+use wasi_host as imp;
+
+/// `std`: natively, and in a component for paths outside its preopened folders.
+mod portable {
+    use std::io::{self, Read, Seek, SeekFrom};
+    use std::path::Path;
+    use std::time::UNIX_EPOCH;
+
+    use super::is_absent;
+
+    pub(crate) fn mtime_ns(path: &Path) -> u64 {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
+        match std::fs::metadata(path) {
+            Ok(meta) => Ok(Some(meta.is_dir())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub(crate) fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match std::fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if is_absent(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read_up_to(file: &mut std::fs::File, len: usize) -> io::Result<Vec<u8>> {
+        let mut buf = Vec::with_capacity(len.min(64 << 20));
+        file.take(len as u64).read_to_end(&mut buf)?;
+        Ok(buf)
+    }
+
+    pub(crate) struct File(std::fs::File);
+
+    impl File {
+        pub(crate) fn open(path: &Path) -> io::Result<File> {
+            std::fs::File::open(path).map(File)
+        }
+
+        pub(crate) fn read_ranges(&mut self, ranges: &[(u64, usize)]) -> io::Result<Vec<Vec<u8>>> {
+            ranges
+                .iter()
+                .map(|&(offset, len)| {
+                    self.0.seek(SeekFrom::Start(offset))?;
+                    read_up_to(&mut self.0, len)
+                })
+                .collect()
+        }
+    }
+
+    pub(crate) fn read_files(files: &[(&Path, usize)]) -> io::Result<Vec<Option<Vec<u8>>>> {
+        files
+            .iter()
+            .map(|&(path, len)| {
+                match std::fs::File::open(path).and_then(|mut file| read_up_to(&mut file, len)) {
+                    Ok(bytes) => Ok(Some(bytes)),
+                    Err(e) if is_absent(&e) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(all(target_os = "wasi", target_env = "p2"))]
+mod wasi_host {
+    use std::io;
+    use std::path::{Component, Path};
+
+    use wasi::filesystem::preopens::get_directories;
+    use wasi::filesystem::types::{
+        Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+    };
+    use wasi::io::poll::poll;
+    use wasi::io::streams::{InputStream, StreamError};
+
+    use super::is_absent;
+
+    /// What the host reads at most per call (wasmtime-wasi's `MAX_READ_SIZE_ALLOC`); a shorter
+    /// read of a regular file is its end.
+    const CHUNK: usize = 64 * 1024;
+
+    thread_local! {
+        /// The component's preopened folders (its `files` mounts), asked once per instance.
+        static PREOPENS: Vec<(Descriptor, String)> = get_directories();
+    }
+
+    fn error(code: ErrorCode) -> io::Error {
+        let kind = match code {
+            ErrorCode::NoEntry => io::ErrorKind::NotFound,
+            ErrorCode::NotDirectory => io::ErrorKind::NotADirectory,
+            ErrorCode::IsDirectory => io::ErrorKind::IsADirectory,
+            ErrorCode::NameTooLong => io::ErrorKind::InvalidFilename,
+            ErrorCode::Access | ErrorCode::NotPermitted => io::ErrorKind::PermissionDenied,
+            _ => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, format!("{code:?}"))
+    }
+
+    fn stream_error(e: StreamError) -> io::Error {
+        match e {
+            StreamError::LastOperationFailed(e) => io::Error::other(e.to_debug_string()),
+            StreamError::Closed => io::Error::from(io::ErrorKind::UnexpectedEof),
+        }
+    }
+
+    /// Runs `f` with the preopened folder holding `path` and the path inside it; `None` when
+    /// no preopen holds it, or the path is not plain (relative, `.` or `..`): `std` then
+    /// resolves it as it always did.
+    fn at<R>(path: &Path, f: impl FnOnce(&Descriptor, &str) -> R) -> Option<R> {
+        if !path.is_absolute()
+            || path
+                .components()
+                .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
+        {
+            return None;
+        }
+        let path = path.to_str()?;
+        PREOPENS.with(|preopens| {
+            let (dir, rest) = preopens
+                .iter()
+                .filter_map(|(dir, name)| {
+                    let name = name.trim_end_matches('/');
+                    let rest = path.strip_prefix(name)?;
+                    (rest.is_empty() || rest.starts_with('/')).then_some((dir, name.len(), rest))
+                })
+                .max_by_key(|&(_, len, _)| len)
+                .map(|(dir, _, rest)| (dir, rest.trim_start_matches('/')))?;
+            Some(f(dir, if rest.is_empty() { "." } else { rest }))
+        })
+    }
+
+    fn open(path: &Path) -> Option<io::Result<Option<Descriptor>>> {
+        at(path, |dir, rel| {
+            match dir.open_at(
+                PathFlags::SYMLINK_FOLLOW,
+                rel,
+                OpenFlags::empty(),
+                DescriptorFlags::READ,
+            ) {
+                Ok(file) => Ok(Some(file)),
+                Err(code) => {
+                    let e = error(code);
+                    if is_absent(&e) { Ok(None) } else { Err(e) }
+                }
+            }
+        })
+    }
+
+    pub(crate) fn mtime_ns(path: &Path) -> u64 {
+        match at(path, |dir, rel| dir.stat_at(PathFlags::SYMLINK_FOLLOW, rel)) {
+            Some(Ok(stat)) => stat
+                .data_modification_timestamp
+                .map_or(0, |t| t.seconds * 1_000_000_000 + u64::from(t.nanoseconds)),
+            Some(Err(_)) => 0,
+            None => super::portable::mtime_ns(path),
+        }
+    }
+
+    pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
+        match at(path, |dir, rel| dir.stat_at(PathFlags::SYMLINK_FOLLOW, rel)) {
+            Some(Ok(stat)) => Ok(Some(stat.type_ == DescriptorType::Directory)),
+            Some(Err(ErrorCode::NoEntry)) => Ok(None),
+            Some(Err(code)) => Err(error(code)),
+            None => super::portable::is_dir(path),
+        }
+    }
+
+    pub(crate) fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
+        let file = match open(path) {
+            Some(Ok(Some(file))) => file,
+            Some(Ok(None)) => return Ok(None),
+            Some(Err(e)) => return Err(e),
+            None => return super::portable::read(path),
+        };
+        let mut out = Vec::new();
+        loop {
+            let (bytes, end) = file.read(CHUNK as u64, out.len() as u64).map_err(error)?;
+            let short = bytes.len() < CHUNK;
+            out.extend_from_slice(&bytes);
+            if end || short {
+                return Ok(Some(out));
+            }
+        }
+    }
+
+    /// One read in flight: its stream, what it still wants, and what it got.
+    struct Pending {
+        stream: InputStream,
+        want: usize,
+        got: Vec<u8>,
+        done: bool,
+    }
+
+    impl Pending {
+        /// Takes what the stream has and starts its next read; `true` when the stream is
+        /// waiting on the host.
+        fn pump(&mut self) -> io::Result<bool> {
+            while !self.done {
+                if self.got.len() >= self.want {
+                    self.done = true;
+                    break;
+                }
+                let ask = (self.want - self.got.len()).min(CHUNK);
+                match self.stream.read(ask as u64) {
+                    Ok(bytes) if bytes.is_empty() => return Ok(true),
+                    Ok(bytes) => {
+                        // A short read of a regular file is its end: asking again would cost a
+                        // round trip to be told so.
+                        self.done = bytes.len() < ask;
+                        self.got.extend_from_slice(&bytes);
+                    }
+                    Err(StreamError::Closed) => self.done = true,
+                    Err(e) => return Err(stream_error(e)),
+                }
+            }
+            Ok(false)
+        }
+    }
+
+    /// Reads `len` bytes from each stream at once: each stream's first `read` starts the host's
+    /// read in the background, and one `poll` waits for whichever finish.
+    fn read_all(streams: Vec<(InputStream, usize)>) -> io::Result<Vec<Vec<u8>>> {
+        let mut pending: Vec<Pending> = streams
+            .into_iter()
+            .map(|(stream, len)| Pending {
+                stream,
+                want: len,
+                got: Vec::with_capacity(len.min(64 << 20)),
+                done: len == 0,
+            })
+            .collect();
+        loop {
+            let mut waiting = Vec::new();
+            for (i, p) in pending.iter_mut().enumerate() {
+                if p.pump()? {
+                    waiting.push(i);
+                }
+            }
+            if waiting.is_empty() {
+                break;
+            }
+            let pollables: Vec<_> = waiting
+                .iter()
+                .map(|&i| pending[i].stream.subscribe())
+                .collect();
+            poll(&pollables.iter().collect::<Vec<_>>());
+        }
+        Ok(pending.into_iter().map(|p| p.got).collect())
+    }
+
+    pub(crate) enum File {
+        Wasi(Descriptor),
+        Std(super::portable::File),
+    }
+
+    impl File {
+        pub(crate) fn open(path: &Path) -> io::Result<File> {
+            match open(path) {
+                Some(Ok(Some(file))) => Ok(File::Wasi(file)),
+                Some(Ok(None)) => Err(io::ErrorKind::NotFound.into()),
+                Some(Err(e)) => Err(e),
+                None => super::portable::File::open(path).map(File::Std),
+            }
+        }
+
+        pub(crate) fn read_ranges(&mut self, ranges: &[(u64, usize)]) -> io::Result<Vec<Vec<u8>>> {
+            match self {
+                File::Wasi(file) => read_all(
+                    ranges
+                        .iter()
+                        .map(|&(offset, len)| {
+                            Ok((file.read_via_stream(offset).map_err(error)?, len))
+                        })
+                        .collect::<io::Result<_>>()?,
+                ),
+                File::Std(file) => file.read_ranges(ranges),
+            }
+        }
+    }
+
+    pub(crate) fn read_files(files: &[(&Path, usize)]) -> io::Result<Vec<Option<Vec<u8>>>> {
+        let mut opened = Vec::with_capacity(files.len());
+        for &(path, len) in files {
+            match open(path) {
+                Some(Ok(file)) => opened.push(file.map(|f| (f, len))),
+                Some(Err(e)) => return Err(e),
+                None => return super::portable::read_files(files),
+            }
+        }
+        // A file that opens but cannot be read as a stream is a folder: no page is there.
+        let streams: Vec<Option<(InputStream, usize)>> = opened
+            .iter()
+            .map(|file| {
+                let (file, len) = file.as_ref()?;
+                Some((file.read_via_stream(0).ok()?, *len))
+            })
+            .collect();
+        let wanted: Vec<bool> = streams.iter().map(Option::is_some).collect();
+        let mut texts = read_all(streams.into_iter().flatten().collect())?.into_iter();
+        Ok(wanted
+            .into_iter()
+            .map(|wanted| if wanted { texts.next() } else { None })
+            .collect())
+    }
+}
