@@ -293,25 +293,10 @@ impl ContentRoot {
         }
     }
 
-    /// [`ContentRoot::raw`] of a page the index recorded as `size` bytes long: as cheap as a read
-    /// can be when it still is (see [`read_file_expecting`]); when it is not, enough of it to
-    /// tell.
-    pub fn raw_expecting(
-        &self,
-        project: &str,
-        subproject: &str,
-        page: &str,
-        size: u64,
-    ) -> Result<Option<Vec<u8>>, ContentError> {
-        match self.page_path(project, subproject, page) {
-            Some(path) => read_file_expecting(&path, size),
-            None => Ok(None),
-        }
-    }
-
-    /// [`ContentRoot::raw_expecting`] for several pages, `((project, subproject, page), size)`,
-    /// read together (see [`crate::fsio`]): in a Spin host, one hand-off per file to open it and
-    /// one wait for all the reads.
+    /// [`ContentRoot::raw`] of several pages the index recorded, `((project, subproject, page),
+    /// size)`, read together (see the crate's `fsio` module): in a Spin host, one hand-off per file to open
+    /// it and one wait for all the reads. A page whose size is not the recorded one comes back cut
+    /// to at most `size + 1` bytes, which is all a caller comparing it with the record needs.
     pub fn raw_many(
         &self,
         pages: &[((&str, &str, &str), u64)],
@@ -537,23 +522,8 @@ pub(crate) fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
     crate::fsio::read(path).or_else(|e| absent_or_error(path, e))
 }
 
-/// The largest size [`read_file_expecting`] allocates for up front.
+/// The largest recorded size read as `size + 1` bytes; a larger record is not a page's.
 const MAX_EXPECTED: usize = 64 << 20;
-
-/// A file that should hold `expected` bytes, read with one read of `expected + 1` bytes in the
-/// usual case, where [`read_file`] asks for the size and reads again to find the end: in a Spin
-/// host each file-system call is a hand-off to a blocking thread. A file of another size comes
-/// back cut to at most `expected + 1` bytes, which is all a caller comparing it with a record
-/// needs to see that it changed.
-pub(crate) fn read_file_expecting(
-    path: &Path,
-    expected: u64,
-) -> Result<Option<Vec<u8>>, ContentError> {
-    match crate::fsio::read_files(&[(path, expecting(expected))]) {
-        Ok(mut read) => Ok(read.remove(0)),
-        Err(e) => absent_or_error(path, e),
-    }
-}
 
 /// Bytes to read of a file recorded as `size` bytes long: one more, to see that it grew; a
 /// record this large is not a page's, so then the whole file.
@@ -567,11 +537,7 @@ fn expecting(size: u64) -> usize {
 /// `None` for an error that means the file is not there, else the error.
 fn absent_or_error(path: &Path, e: std::io::Error) -> Result<Option<Vec<u8>>, ContentError> {
     match e.kind() {
-        ErrorKind::NotFound
-        | ErrorKind::NotADirectory
-        | ErrorKind::IsADirectory
-        // A name too long for the file system cannot exist.
-        | ErrorKind::InvalidFilename => Ok(None),
+        _ if crate::fsio::is_absent(&e) => Ok(None),
         // Some platforms report reading a directory as a generic error.
         _ if path.is_dir() => Ok(None),
         _ => Err(ContentError::io(path, e)),

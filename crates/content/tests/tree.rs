@@ -479,36 +479,32 @@ fn a_page_read_against_its_recorded_size_shows_every_change_of_size() {
     let root = ContentRoot::open(dir.path()).unwrap();
     let whole = root.raw("p", "s", "page").unwrap().unwrap();
     let size = whole.len() as u64;
-    // Unchanged: the same bytes as a plain read.
-    assert_eq!(
-        root.raw_expecting("p", "s", "page", size).unwrap(),
-        Some(whole.clone())
-    );
-    // The file is longer than recorded: one byte more than the record, never the same bytes.
-    assert_eq!(
-        root.raw_expecting("p", "s", "page", size - 3).unwrap(),
-        Some(whole[..size as usize - 2].to_vec())
-    );
-    // Shorter than recorded: all of it.
-    assert_eq!(
-        root.raw_expecting("p", "s", "page", size + 10).unwrap(),
-        Some(whole.clone())
-    );
-    // Recorded empty, now written to: not empty.
+    let records = [
+        // Unchanged: the same bytes as a plain read.
+        (("p", "s", "page"), size),
+        // The file is longer than recorded: one byte more than the record, never the same bytes.
+        (("p", "s", "page"), size - 3),
+        // Shorter than recorded: all of it.
+        (("p", "s", "page"), size + 10),
+        // Recorded empty, now written to: not empty.
+        (("p", "s", "empty"), 0),
+        // Gone, or not a page name at all.
+        (("p", "s", "missing"), size),
+        (("p", "s", "../s/page"), size),
+        // A record too large to be a page's still reads the file as it is.
+        (("p", "s", "page"), u64::MAX),
+    ];
     fs::write(sub.join("empty.md"), "new").unwrap();
     assert_eq!(
-        root.raw_expecting("p", "s", "empty", 0).unwrap(),
-        Some(b"n".to_vec())
-    );
-    // Gone, or not a page name at all.
-    assert_eq!(root.raw_expecting("p", "s", "missing", size).unwrap(), None);
-    assert_eq!(
-        root.raw_expecting("p", "s", "../s/page", size).unwrap(),
-        None
-    );
-    // A record too large to be a page's still reads the file as it is.
-    assert_eq!(
-        root.raw_expecting("p", "s", "page", u64::MAX).unwrap(),
-        Some(whole)
+        root.raw_many(&records).unwrap(),
+        [
+            Some(whole.clone()),
+            Some(whole[..size as usize - 2].to_vec()),
+            Some(whole.clone()),
+            Some(b"n".to_vec()),
+            None,
+            None,
+            Some(whole),
+        ]
     );
 }

@@ -29,8 +29,6 @@ const PAGES_HEADER: usize = 20;
 const BLOCK: usize = 256;
 const ENTRY: usize = 16;
 const RECORD: usize = 32;
-/// Records this close to the first of a run are read with it in one read (4 KiB).
-const RUN: u32 = 128;
 /// Bytes of the key table's block index read with its header: 4 bytes a block of 256 keys.
 const HEAD_GUESS: usize = 16 * 1024;
 
@@ -181,7 +179,8 @@ impl Grams {
         Ok(self.find_all(&[key])?.remove(0))
     }
 
-    /// [`Grams::find`] for several keys, their blocks read together.
+    /// Offset and length of each key's posting list (`None` where no page has the key), the
+    /// blocks of all the keys read together.
     pub(super) fn find_all(
         &mut self,
         keys: &[u32],
@@ -303,42 +302,20 @@ impl PagesFile {
         self.build_id
     }
 
-    /// The records of `numbers` (ascending), in that order. Nearby records are read together,
-    /// and their strings with them: two reads per run of [`RUN`] page numbers.
+    /// The records of `numbers`, in that order: every record in one round, then every id and
+    /// title in a second (nearby ones are read as one span, see [`crate::fsio::File`]).
     pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, ContentError> {
-        // Runs of nearby numbers: each run's records are one range, read with every other run's.
-        let mut runs = Vec::new();
-        let mut rest = numbers;
-        while let Some(&first) = rest.first() {
-            let run = rest.partition_point(|&n| n >= first && n - first < RUN);
-            let (now, later) = rest.split_at(run.max(1));
-            rest = later;
-            let last = now[now.len() - 1];
-            if last >= self.count || last < first {
-                return Err(damaged(&self.path));
-            }
-            runs.push((first, now));
+        if numbers.iter().any(|&n| n >= self.count) {
+            return Err(damaged(&self.path));
         }
-        let ranges: Vec<(u64, usize)> = runs
+        let ranges: Vec<(u64, usize)> = numbers
             .iter()
-            .map(|&(first, now)| {
-                let last = now[now.len() - 1];
-                (
-                    PAGES_HEADER as u64 + u64::from(first) * RECORD as u64,
-                    (last - first + 1) as usize * RECORD,
-                )
-            })
+            .map(|&n| (PAGES_HEADER as u64 + u64::from(n) * RECORD as u64, RECORD))
             .collect();
-        let blocks = read_ranges(&mut self.file, &self.path, &ranges)?;
-        // Each run's strings are one range too: the second and last read.
-        let mut raw_runs = Vec::with_capacity(runs.len());
-        let mut string_ranges = Vec::with_capacity(runs.len());
-        let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
-        for (&(first, now), bytes) in runs.iter().zip(&blocks) {
-            let raw: Vec<(u32, u64, usize, usize, u64, u64)> = now
+        let fields: Vec<(u32, u64, usize, usize, u64, u64)> =
+            read_ranges(&mut self.file, &self.path, &ranges)?
                 .iter()
-                .map(|&n| {
-                    let r = &bytes[(n - first) as usize * RECORD..][..RECORD];
+                .map(|r| {
                     (
                         u32_at(r, 0),
                         u64::from(u32_at(r, 4)),
@@ -349,35 +326,31 @@ impl PagesFile {
                     )
                 })
                 .collect();
-            let lo = raw.iter().map(|r| r.1).min().unwrap_or(0);
-            let hi = raw
-                .iter()
-                .map(|r| r.1 + (r.2 + r.3) as u64)
-                .max()
-                .unwrap_or(0);
-            if hi > self.strings {
-                return Err(damaged(&self.path));
-            }
-            string_ranges.push((base + lo, (hi - lo) as usize));
-            raw_runs.push((lo, raw));
+        if fields
+            .iter()
+            .any(|f| f.1 + (f.2 + f.3) as u64 > self.strings)
+        {
+            return Err(damaged(&self.path));
         }
+        let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
+        let string_ranges: Vec<(u64, usize)> =
+            fields.iter().map(|f| (base + f.1, f.2 + f.3)).collect();
         let strings = read_ranges(&mut self.file, &self.path, &string_ranges)?;
-        let mut out = Vec::with_capacity(numbers.len());
         let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| damaged(&self.path));
-        for ((lo, raw), strings) in raw_runs.into_iter().zip(&strings) {
-            for (sub, offset, id_len, title_len, size, hash) in raw {
-                let text = &strings[(offset - lo) as usize..][..id_len + title_len];
+        fields
+            .into_iter()
+            .zip(&strings)
+            .map(|((sub, _, id_len, _, size, hash), text)| {
                 let (id, title) = text.split_at(id_len);
-                out.push(PageRecord {
+                Ok(PageRecord {
                     sub,
                     id: utf8(id)?,
                     title: utf8(title)?,
                     size,
                     hash,
-                });
-            }
-        }
-        Ok(out)
+                })
+            })
+            .collect()
     }
 }
 
@@ -586,7 +559,7 @@ mod tests {
     }
 
     #[test]
-    fn page_records_read_in_runs_match_what_was_written() {
+    fn page_records_read_together_match_what_was_written() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.bin");
         let mut w = PagesWriter::default();

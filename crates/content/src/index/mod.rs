@@ -49,6 +49,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ContentError;
 use crate::frontmatter::parse_page;
+use crate::fsio::mtime_ns;
 use crate::search::{MAX_RESULTS, Query, SearchResults, fold, page_hit, searchable};
 use crate::tree::{ContentRoot, Kind, REPORTS_DIR, list, read_file};
 
@@ -200,10 +201,6 @@ pub struct Index {
 /// The hash recorded for page files and listings.
 pub(crate) fn hash(bytes: &[u8]) -> u64 {
     twox_hash::XxHash3_64::oneshot(bytes)
-}
-
-fn mtime_ns(path: &Path) -> u64 {
-    crate::fsio::mtime_ns(path)
 }
 
 /// The listing of a folder as the index records it: projects under the root, subprojects
@@ -571,17 +568,13 @@ impl Index {
                 files.push(((p.as_str(), s.as_str(), record.id.as_str()), record.size));
             }
             let texts = root.raw_many(&files)?;
-            let paths: Vec<String> = files
-                .iter()
-                .map(|&((p, s, id), _)| format!("{p}/{s}/{id}"))
-                .collect();
-            drop(files);
-            for ((record, path), raw) in records.into_iter().zip(paths).zip(texts) {
+            for ((&((p, s, id), _), record), raw) in files.iter().zip(&records).zip(texts) {
+                let path = format!("{p}/{s}/{id}");
                 if let Some(reason) = verify_file(record.size, record.hash, &path, raw.as_deref()) {
                     return Ok(Indexed::Stale(reason));
                 }
                 let raw = raw.unwrap_or_default();
-                if let Some(hit) = page_hit(&q, path, &raw, || record.title) {
+                if let Some(hit) = page_hit(&q, path, &raw, || record.title.clone()) {
                     results.push(hit);
                     if results.len() == MAX_RESULTS {
                         break 'runs;
