@@ -15,6 +15,8 @@ use crate::tree::ContentRoot;
 pub const MIN_QUERY_CHARS: usize = 2;
 /// Most results one search returns.
 pub const MAX_RESULTS: usize = 50;
+/// Bytes of text lowercased at a time by an ASCII query's search.
+const LOWERCASE_WINDOW: usize = 4096;
 /// Length of an excerpt in characters, not counting the `…` marks.
 pub const EXCERPT_CHARS: usize = 150;
 
@@ -166,15 +168,31 @@ impl Query {
             // Fast path: lowercasing the ASCII bytes alone keeps byte offsets, and leaves every
             // other character as bytes >= 0x80, which an ASCII query never matches; its folded
             // form would be such bytes too (but for two characters, checked above).
-            let lower = text.as_bytes().to_ascii_lowercase();
+            // A window at a time: a common word's first match is near the start, so most of
+            // a long page is never lowercased.
+            let bytes = text.as_bytes();
+            let len = self.folded.len();
+            let window = LOWERCASE_WINDOW.max(2 * len);
+            let mut lower = Vec::with_capacity(window.min(bytes.len()));
             let mut from = 0;
-            while out.len() < limit {
-                let Some(i) = self.finder.find(&lower[from..]) else {
+            while out.len() < limit && from < bytes.len() {
+                let window_end = from.saturating_add(window).min(bytes.len());
+                lower.clear();
+                lower.extend(bytes[from..window_end].iter().map(u8::to_ascii_lowercase));
+                let mut at = 0;
+                while out.len() < limit {
+                    let Some(i) = self.finder.find(&lower[at..]) else {
+                        break;
+                    };
+                    let start = from + at + i;
+                    out.push((start, start + len));
+                    at += i + len;
+                }
+                if window_end == bytes.len() {
                     break;
-                };
-                let start = from + i;
-                from = start + self.folded.len();
-                out.push((start, from));
+                }
+                // A match the window cut off starts in its last `len - 1` bytes.
+                from = (window_end + 1 - len).max(from + at);
             }
             return out;
         }
@@ -319,6 +337,40 @@ mod tests {
         // İ folds to two characters; each match is the whole original character.
         assert_eq!(q.find_all("İİ i̇", 9), [(0, 2), (2, 4), (5, 8)]);
         assert!(Query::new("zz").unwrap().find_all("über", 9).is_empty());
+    }
+
+    #[test]
+    fn ascii_matches_across_window_edges() {
+        // Matches at every offset around the window edges, and a query longer than a window.
+        let naive = |text: &str, folded: &str| {
+            let lower = text.to_ascii_lowercase();
+            let mut out = Vec::new();
+            let mut from = 0;
+            while let Some(i) = lower[from..].find(folded) {
+                out.push((from + i, from + i + folded.len()));
+                from += i + folded.len();
+            }
+            out
+        };
+        for pad in LOWERCASE_WINDOW - 6..LOWERCASE_WINDOW + 2 {
+            let text = format!(
+                "{}QuaSar{}quasarquasar{}",
+                "x".repeat(pad),
+                "y".repeat(pad),
+                "z".repeat(3)
+            );
+            let q = Query::new("quasar").unwrap();
+            assert_eq!(q.find_all(&text, 99), naive(&text, "quasar"), "{pad}");
+            assert_eq!(q.find(&text), Some((pad, pad + 6)));
+        }
+        let long = "ab".repeat(LOWERCASE_WINDOW);
+        let text = format!("c{}{}", long.to_uppercase(), long);
+        let q = Query::new(&long).unwrap();
+        assert_eq!(q.find_all(&text, 9), naive(&text, &long));
+        assert_eq!(q.find_all(&text, 9).len(), 2);
+        let q = Query::new("aa").unwrap();
+        let text = "a".repeat(3 * LOWERCASE_WINDOW + 1);
+        assert_eq!(q.find_all(&text, usize::MAX), naive(&text, "aa"));
     }
 
     #[test]
