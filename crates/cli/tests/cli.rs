@@ -45,11 +45,11 @@ fn build_writes_every_manifest() {
         "{index_line}"
     );
     for file in [
-        "nav.json",
+        "nav.bin",
         "grams.bin",
         "postings.bin",
         "pages.bin",
-        "sub/0.json",
+        "sub/0.bin",
     ] {
         assert!(dir.join("index").join(file).is_file(), "{file}");
     }

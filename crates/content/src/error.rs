@@ -56,12 +56,21 @@ pub enum ContentError {
         /// The format this code reads.
         expected: u32,
     },
+    /// A page too large for the index's page table (4 GiB or more).
+    #[error("page `{page}` is too large to index")]
+    PageTooLarge {
+        /// The page's id.
+        page: String,
+    },
     /// An index file is not what its format says.
     #[error("index file `{}` is damaged (rebuild with `dochub build`)", path.display())]
     IndexDamaged {
         /// The file.
         path: PathBuf,
     },
+    /// Writing an index file's navigation data failed (only possible on a bug).
+    #[error("cannot encode the index: {0}")]
+    IndexEncode(String),
     /// Serialising a manifest failed (only possible on a bug), or a prebuilt JSON file could
     /// not be read.
     #[error("cannot read or write JSON: {0}")]

@@ -6,9 +6,11 @@
 //! grams.bin   "DHG1" | build_id u64 | keys u32 | blocks u32
 //!             | first key of each block: blocks x u32
 //!             | entries: keys x (key u32, offset u64, len u32), sorted by key
-//! pages.bin   "DHP2" | build_id u64 | pages u32 | strings u32
-//!             | records: pages x (sub u32, offset u32, id_len u32, title_len u32, size u64, hash u64)
-//!             | strings: each page's id then its title, UTF-8, back to back
+//! pages.bin   "DHP3" | build_id u64 | pages u32 | 0 u32
+//!             | records: pages x (sub u32, id_len u32, title_len u32, packed_len u32,
+//!                                  offset u64, size u64, hash u64)
+//!             | data: each page's id and title (UTF-8), then its whole file compressed
+//!               (an LZ4 block), back to back; a record's offset counts from here
 //! postings    tag 0: count varint, then page numbers as varint deltas
 //!             tag 1: a bitmap of one bit per page
 //! ```
@@ -22,13 +24,13 @@ use crate::error::ContentError;
 use crate::fsio::File;
 
 const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
-const PAGES_MAGIC: &[u8; 4] = b"DHP2";
+const PAGES_MAGIC: &[u8; 4] = b"DHP3";
 const GRAMS_HEADER: usize = 20;
 const PAGES_HEADER: usize = 20;
 /// Entries per block of the key table: one block (4 KiB) is read per key looked up.
 const BLOCK: usize = 256;
 const ENTRY: usize = 16;
-const RECORD: usize = 32;
+const RECORD: usize = 40;
 /// Bytes of the key table's block index read with its header: 4 bytes a block of 256 keys.
 const HEAD_GUESS: usize = 16 * 1024;
 
@@ -231,46 +233,62 @@ impl Grams {
 #[derive(Default)]
 pub(super) struct PagesWriter {
     records: Vec<u8>,
-    strings: Vec<u8>,
+    data: Vec<u8>,
     count: u32,
 }
 
 impl PagesWriter {
-    pub(super) fn push(&mut self, sub: u32, id: &str, title: &str, size: u64, hash: u64) {
+    /// Adds the next page: its subproject's number, id, title and file.
+    pub(super) fn push(
+        &mut self,
+        sub: u32,
+        id: &str,
+        title: &str,
+        raw: &[u8],
+        hash: u64,
+    ) -> Result<(), ContentError> {
+        let packed = lz4_flex::block::compress(raw);
+        let too_big = || ContentError::PageTooLarge {
+            page: id.to_owned(),
+        };
+        let lens = [id.len(), title.len(), packed.len()]
+            .map(|len| u32::try_from(len).map_err(|_| too_big()));
         self.records.extend_from_slice(&sub.to_le_bytes());
+        for len in lens {
+            self.records.extend_from_slice(&len?.to_le_bytes());
+        }
         self.records
-            .extend_from_slice(&(self.strings.len() as u32).to_le_bytes());
+            .extend_from_slice(&(self.data.len() as u64).to_le_bytes());
         self.records
-            .extend_from_slice(&(id.len() as u32).to_le_bytes());
-        self.records
-            .extend_from_slice(&(title.len() as u32).to_le_bytes());
-        self.records.extend_from_slice(&size.to_le_bytes());
+            .extend_from_slice(&(raw.len() as u64).to_le_bytes());
         self.records.extend_from_slice(&hash.to_le_bytes());
-        self.strings.extend_from_slice(id.as_bytes());
-        self.strings.extend_from_slice(title.as_bytes());
+        self.data.extend_from_slice(id.as_bytes());
+        self.data.extend_from_slice(title.as_bytes());
+        self.data.extend_from_slice(&packed);
         self.count += 1;
+        Ok(())
     }
 
     pub(super) fn finish(self, build_id: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(PAGES_HEADER + self.records.len() + self.strings.len());
+        let mut out = Vec::with_capacity(PAGES_HEADER + self.records.len() + self.data.len());
         out.extend_from_slice(PAGES_MAGIC);
         out.extend_from_slice(&build_id.to_le_bytes());
         out.extend_from_slice(&self.count.to_le_bytes());
-        out.extend_from_slice(&(self.strings.len() as u32).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
         out.extend_from_slice(&self.records);
-        out.extend_from_slice(&self.strings);
+        out.extend_from_slice(&self.data);
         out
     }
 }
 
-/// One page's record: what a search result needs besides the page's own text.
+/// One page as the page table holds it: what a search result needs, its file included.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct PageRecord {
     pub(super) sub: u32,
     pub(super) id: String,
     pub(super) title: String,
-    pub(super) size: u64,
-    pub(super) hash: u64,
+    /// The file as it was when the index was built.
+    pub(super) raw: Vec<u8>,
 }
 
 /// The page table, opened: records read a run at a time.
@@ -279,7 +297,6 @@ pub(super) struct PagesFile {
     path: PathBuf,
     build_id: u64,
     count: u32,
-    strings: u64,
 }
 
 impl PagesFile {
@@ -292,7 +309,6 @@ impl PagesFile {
         Ok(PagesFile {
             build_id: u64_at(&header, 4),
             count: u32_at(&header, 12),
-            strings: u64::from(u32_at(&header, 16)),
             file,
             path: path.to_path_buf(),
         })
@@ -302,8 +318,10 @@ impl PagesFile {
         self.build_id
     }
 
-    /// The records of `numbers`, in that order: every record in one round, then every id and
-    /// title in a second (nearby ones are read as one span, see [`crate::fsio::File`]).
+    /// The pages `numbers`, in that order: every record in one round, then every page's id,
+    /// title and text in a second (nearby ones are read as one span, see
+    /// [`crate::fsio::File`]). A text that does not unpack to its recorded size and hash is
+    /// damage.
     pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, ContentError> {
         if numbers.iter().any(|&n| n >= self.count) {
             return Err(damaged(&self.path));
@@ -312,42 +330,55 @@ impl PagesFile {
             .iter()
             .map(|&n| (PAGES_HEADER as u64 + u64::from(n) * RECORD as u64, RECORD))
             .collect();
-        let fields: Vec<(u32, u64, usize, usize, u64, u64)> =
-            read_ranges(&mut self.file, &self.path, &ranges)?
-                .iter()
-                .map(|r| {
-                    (
-                        u32_at(r, 0),
-                        u64::from(u32_at(r, 4)),
-                        u32_at(r, 8) as usize,
-                        u32_at(r, 12) as usize,
-                        u64_at(r, 16),
-                        u64_at(r, 24),
-                    )
-                })
-                .collect();
-        if fields
-            .iter()
-            .any(|f| f.1 + (f.2 + f.3) as u64 > self.strings)
-        {
-            return Err(damaged(&self.path));
+        struct Fields {
+            sub: u32,
+            id_len: usize,
+            title_len: usize,
+            packed_len: usize,
+            offset: u64,
+            size: u64,
+            hash: u64,
         }
+        let fields: Vec<Fields> = read_ranges(&mut self.file, &self.path, &ranges)?
+            .iter()
+            .map(|r| Fields {
+                sub: u32_at(r, 0),
+                id_len: u32_at(r, 4) as usize,
+                title_len: u32_at(r, 8) as usize,
+                packed_len: u32_at(r, 12) as usize,
+                offset: u64_at(r, 16),
+                size: u64_at(r, 24),
+                hash: u64_at(r, 32),
+            })
+            .collect();
         let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
-        let string_ranges: Vec<(u64, usize)> =
-            fields.iter().map(|f| (base + f.1, f.2 + f.3)).collect();
-        let strings = read_ranges(&mut self.file, &self.path, &string_ranges)?;
+        let data_ranges: Vec<(u64, usize)> = fields
+            .iter()
+            .map(|f| {
+                (
+                    base.saturating_add(f.offset),
+                    f.id_len + f.title_len + f.packed_len,
+                )
+            })
+            .collect();
+        let data = read_ranges(&mut self.file, &self.path, &data_ranges)?;
         let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| damaged(&self.path));
         fields
             .into_iter()
-            .zip(&strings)
-            .map(|((sub, _, id_len, _, size, hash), text)| {
-                let (id, title) = text.split_at(id_len);
+            .zip(&data)
+            .map(|(f, bytes)| {
+                let (id, rest) = bytes.split_at(f.id_len);
+                let (title, packed) = rest.split_at(f.title_len);
+                let size = usize::try_from(f.size).map_err(|_| damaged(&self.path))?;
+                let raw = lz4_flex::block::decompress(packed, size)
+                    .ok()
+                    .filter(|raw| raw.len() == size && super::hash(raw) == f.hash)
+                    .ok_or_else(|| damaged(&self.path))?;
                 Ok(PageRecord {
-                    sub,
+                    sub: f.sub,
                     id: utf8(id)?,
                     title: utf8(title)?,
-                    size,
-                    hash,
+                    raw,
                 })
             })
             .collect()
@@ -572,14 +603,15 @@ mod tests {
                 } else {
                     format!("Tïtle {n}")
                 },
-                size: u64::from(n) * 11,
-                hash: u64::from(n).wrapping_mul(0x9e37_79b9),
+                raw: format!("# Page {n}\n\n{}", "wörds ".repeat(n as usize % 50)).into_bytes(),
             })
             .collect();
         for r in &want {
-            w.push(r.sub, &r.id, &r.title, r.size, r.hash);
+            w.push(r.sub, &r.id, &r.title, &r.raw, super::super::hash(&r.raw))
+                .unwrap();
         }
-        std::fs::write(&path, w.finish(9)).unwrap();
+        let bytes = w.finish(9);
+        std::fs::write(&path, &bytes).unwrap();
         let mut pages = PagesFile::open(&path).unwrap();
         assert_eq!(pages.build_id(), 9);
         let all: Vec<u32> = (0..1000).collect();
@@ -591,6 +623,18 @@ mod tests {
         assert!(pages.records(&[]).unwrap().is_empty());
         assert!(matches!(
             pages.records(&[1000]),
+            Err(ContentError::IndexDamaged { .. })
+        ));
+
+        // A flipped byte in the last page's text is damage, not a different page.
+        let mut broken = bytes;
+        let last = broken.len() - 1;
+        broken[last] ^= 0x55;
+        std::fs::write(&path, &broken).unwrap();
+        let mut pages = PagesFile::open(&path).unwrap();
+        assert!(pages.records(&[0]).is_ok());
+        assert!(matches!(
+            pages.records(&[999]),
             Err(ContentError::IndexDamaged { .. })
         ));
     }

@@ -3,17 +3,18 @@
 //!
 //! A Spin component lives for one request, so nothing here loads the whole index: a query
 //! reads a small header, one block of the key table per trigram, the posting lists it needs,
-//! and then only the candidate pages themselves.
+//! and then only the candidate pages' records and texts.
 //!
 //! ```text
-//! build/index/nav.json      format, build id, every project and subproject (names, counts,
+//! build/index/nav.bin       format, build id, every project and subproject (names, counts,
 //!                           each folder's modification time and listing fingerprint)
-//! build/index/sub/<n>.json  subproject n's pages: id, title, summary, number, size, hash
+//! build/index/sub/<n>.bin   subproject n's pages: id, title, summary, number, size, hash
 //! build/index/grams.bin     sorted table: key (a byte trigram, or an ASCII bigram, of the
 //!                           case-folded text) -> offset and length of its posting list,
 //!                           with a sparse index of each 256-entry block's first key
 //! build/index/postings.bin  posting lists: page numbers (path order), delta-varint or bitmap
-//! build/index/pages.bin     page n -> subproject number, id, title, size and content hash
+//! build/index/pages.bin     page n -> subproject number, id, title, size, content hash, and
+//!                           the page's whole file, compressed (LZ4)
 //! ```
 //!
 //! Search stays exact: a page can contain the folded query only if it contains every trigram
@@ -21,23 +22,27 @@
 //! candidate is then matched with the same [`Query::find`] as the live scan. A two-byte query
 //! (two ASCII characters) is answered from its bigram's list. Results, order and excerpts are
 //! those of [`ContentRoot::search`]. What a query costs: the key table's header, one 4 KiB
-//! block and one posting list per key, one read of the page table per run of 128 candidates
-//! (each page's title is there, so no frontmatter is parsed), and the candidate files, in path
-//! order, until the answer holds [`MAX_RESULTS`] hits.
+//! block and one posting list per key, then the candidates' records and texts from the page
+//! table, a run at a time in path order, until the answer holds [`MAX_RESULTS`] hits. No page
+//! file is opened: in a Spin component each open is a round trip to the host's thread pool,
+//! while the page table's texts for a run are read together (see [`crate::fsio`]).
 //!
 //! **Never stale in silence.** Every answer compares the modification times of the
 //! folders it depends on with the build's record (a `stat` each: adding, removing or renaming a
-//! page, or saving it the way most editors do, by rename, changes its folder's time), and
-//! every page file the answer reads anyway with its recorded size and hash. A search that
-//! reached [`MAX_RESULTS`] depends only on the folders whose pages sort before its last hit
-//! (a common word's answer ends in the first subproject: three `stat`s); one under the limit
-//! depends on every folder. Any difference is
-//! reported as [`Indexed::Stale`]; the caller then answers from the live tree and logs why.
+//! page, or saving it the way most editors do, through a new file renamed over the old one,
+//! changes its folder's time), and the docs site checks the page file it renders against its
+//! recorded size and hash. A search that reached [`MAX_RESULTS`] depends only on the folders
+//! whose pages sort before its last hit (a common word's answer ends in the first subproject:
+//! three `stat`s); one under the limit depends on every folder. Any difference is reported as
+//! [`Indexed::Stale`]; the caller then answers from the live tree and logs why. What no folder
+//! time shows, a page rewritten in place, search sees after the next build (`spin build`, or
+//! the host's `--build`); the page itself is shown as it is now.
 //!
 //! When the build folder itself was copied (`spin up` copies mounted folders unless given
 //! `--direct-mounts`; a deployed app is a copy too), every time differs though nothing changed
 //! after the copy: the index notices this from its own key table's time, which the build
-//! records, and compares each folder's listing instead of its time.
+//! records, and compares each folder's listing instead of its time (one `open` and one
+//! `read-directory` a folder, see [`crate::fsio::list_dir`]).
 
 mod format;
 
@@ -58,9 +63,14 @@ use format::{Grams, GramsWriter, PagesFile, PagesWriter, Postings, encode_postin
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
-const NAV_FILE: &str = "nav.json";
+const NAV_FILE: &str = "nav.bin";
+/// Where format 2 and earlier kept the navigation file (JSON, with a `format` field).
+const OLD_NAV_FILE: &str = "nav.json";
+/// `nav.bin` and `sub/<n>.bin` start with these four bytes and the format, little-endian;
+/// the rest is postcard (serde's compact binary form), several times as fast to read as JSON.
+const NAV_MAGIC: &[u8; 4] = b"DHN1";
 const SUB_DIR: &str = "sub";
 const GRAMS_FILE: &str = "grams.bin";
 const POSTINGS_FILE: &str = "postings.bin";
@@ -113,7 +123,7 @@ pub struct IndexedSubproject {
     pub description: String,
     /// Number of pages.
     pub doc_count: usize,
-    /// Its number in the index (the name of its `sub/<n>.json`).
+    /// Its number in the index (the name of its `sub/<n>.bin`).
     pub number: u32,
     /// The subproject folder.
     pub dir: DirRecord,
@@ -194,8 +204,39 @@ pub struct Index {
     /// `(project, subproject)` by subproject number.
     subs: Vec<(String, String)>,
     /// Whether the build (and so the content) was copied since it was written: folder times
-    /// then say nothing, and listings are compared instead.
-    copied: bool,
+    /// then say nothing, and listings are compared instead. Asked only when a folder's time
+    /// differs from the record (one `stat` saved on every request to a tree that was not).
+    copied: std::cell::OnceCell<bool>,
+}
+
+/// A navigation or subproject file's bytes: [`NAV_MAGIC`], [`FORMAT`], then postcard.
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, ContentError> {
+    let mut out = NAV_MAGIC.to_vec();
+    out.extend_from_slice(&FORMAT.to_le_bytes());
+    postcard::to_extend(value, out).map_err(|e| ContentError::IndexEncode(e.to_string()))
+}
+
+/// Reads what [`encode`] wrote: another format is [`ContentError::IndexFormat`], bytes that
+/// do not decode are [`ContentError::IndexDamaged`].
+fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ContentError> {
+    let damaged = || ContentError::IndexDamaged {
+        path: path.to_path_buf(),
+    };
+    let (head, body) = bytes.split_at_checked(8).ok_or_else(damaged)?;
+    if &head[..4] != NAV_MAGIC {
+        return Err(damaged());
+    }
+    let found = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    if found != FORMAT {
+        return Err(ContentError::IndexFormat {
+            found,
+            expected: FORMAT,
+        });
+    }
+    match postcard::take_from_bytes(body) {
+        Ok((value, [])) => Ok(value),
+        _ => Err(damaged()),
+    }
 }
 
 /// The hash recorded for page files and listings.
@@ -321,7 +362,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
             postings.entry(key).or_default().push(number);
         }
         let parsed = parse_page(id, &raw);
-        pages.push(sub, id, &parsed.title, raw.len() as u64, page_hash);
+        pages.push(sub, id, &parsed.title, &raw, page_hash)?;
         sub_pages[sub as usize].push(IndexedPage {
             id: id.clone(),
             title: parsed.title,
@@ -360,10 +401,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
                 list
             },
         };
-        write_atomic(
-            &sub_dir.join(format!("{n}.json")),
-            &serde_json::to_vec(&sub)?,
-        )?;
+        write_atomic(&sub_dir.join(format!("{n}.bin")), &encode(&sub)?)?;
     }
     let nav = NavFile {
         format: FORMAT,
@@ -373,7 +411,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
         root: dir_record(root.path(), 0)?,
         projects,
     };
-    write_atomic(&dir.join(NAV_FILE), &serde_json::to_vec(&nav)?)?;
+    write_atomic(&dir.join(NAV_FILE), &encode(&nav)?)?;
 
     let bytes = dir_size(&dir)?;
     Ok(IndexSummary {
@@ -407,33 +445,33 @@ impl Index {
     pub fn open(build_dir: impl AsRef<Path>) -> Result<Index, ContentError> {
         let dir = build_dir.as_ref().join(INDEX_DIR);
         let Some(bytes) = read_file(&dir.join(NAV_FILE))? else {
+            // An index of format 2 or earlier: say so rather than "missing".
+            if let Some(old) = read_file(&dir.join(OLD_NAV_FILE))? {
+                #[derive(Deserialize)]
+                struct Version {
+                    format: u32,
+                }
+                let found = serde_json::from_slice::<Version>(&old).map_or(0, |v| v.format);
+                return Err(ContentError::IndexFormat {
+                    found,
+                    expected: FORMAT,
+                });
+            }
             return Err(ContentError::PrebuiltMissing {
                 path: build_dir.as_ref().to_path_buf(),
             });
         };
-        #[derive(Deserialize)]
-        struct Version {
-            format: u32,
-        }
-        let version: Version = serde_json::from_slice(&bytes)?;
-        if version.format != FORMAT {
-            return Err(ContentError::IndexFormat {
-                found: version.format,
-                expected: FORMAT,
-            });
-        }
-        let nav: NavFile = serde_json::from_slice(&bytes)?;
+        let nav: NavFile = decode(&bytes, &dir.join(NAV_FILE))?;
         let subs = nav
             .projects
             .iter()
             .flat_map(|p| p.subprojects.iter().map(|s| (p.id.clone(), s.id.clone())))
             .collect();
-        let copied = nav.stamp_ns == 0 || mtime_ns(&dir.join(GRAMS_FILE)) != nav.stamp_ns;
         Ok(Index {
             dir,
             nav,
             subs,
-            copied,
+            copied: std::cell::OnceCell::new(),
         })
     }
 
@@ -473,11 +511,11 @@ impl Index {
         let path = self
             .dir
             .join(SUB_DIR)
-            .join(format!("{}.json", subproject.number));
+            .join(format!("{}.bin", subproject.number));
         let Some(bytes) = read_file(&path)? else {
             return Ok(Indexed::Stale(format!("`{}` is missing", path.display())));
         };
-        let sub: SubFile = serde_json::from_slice(&bytes)?;
+        let sub: SubFile = decode(&bytes, &path)?;
         if sub.build_id != self.nav.build_id {
             return Ok(Indexed::Stale("the index is being rebuilt".into()));
         }
@@ -493,7 +531,7 @@ impl Index {
         scope: Scope<'_>,
     ) -> Result<Option<String>, ContentError> {
         let base = root.path();
-        if let Some(reason) = check_dir(base, 0, &self.nav.root, "the content root", self.copied)? {
+        if let Some(reason) = self.check_dir(base, 0, &self.nav.root, "the content root")? {
             return Ok(Some(reason));
         }
         for p in &self.nav.projects {
@@ -505,7 +543,7 @@ impl Index {
                 continue;
             }
             let pdir = base.join(&p.id);
-            if let Some(reason) = check_dir(&pdir, 1, &p.dir, &p.id, self.copied)? {
+            if let Some(reason) = self.check_dir(&pdir, 1, &p.dir, &p.id)? {
                 return Ok(Some(reason));
             }
             for s in &p.subprojects {
@@ -518,9 +556,7 @@ impl Index {
                 };
                 if wanted {
                     let name = format!("{}/{}", p.id, s.id);
-                    if let Some(reason) =
-                        check_dir(&pdir.join(&s.id), 2, &s.dir, &name, self.copied)?
-                    {
+                    if let Some(reason) = self.check_dir(&pdir.join(&s.id), 2, &s.dir, &name)? {
                         return Ok(Some(reason));
                     }
                 }
@@ -533,6 +569,33 @@ impl Index {
     /// is, else what changed.
     pub fn verify(page: &IndexedPage, path: &str, raw: Option<&[u8]>) -> Option<String> {
         verify_file(page.size, page.hash, path, raw)
+    }
+
+    /// Whether the build was copied since it was written (see [`Index::copied`]'s field).
+    pub(crate) fn copied(&self) -> bool {
+        *self.copied.get_or_init(|| {
+            self.nav.stamp_ns == 0 || mtime_ns(&self.dir.join(GRAMS_FILE)) != self.nav.stamp_ns
+        })
+    }
+
+    fn check_dir(
+        &self,
+        dir: &Path,
+        level: usize,
+        record: &DirRecord,
+        name: &str,
+    ) -> Result<Option<String>, ContentError> {
+        if record.mtime_ns != 0 && mtime_ns(dir) == record.mtime_ns {
+            return Ok(None);
+        }
+        // A copy keeps names, not times; nothing changes in it after the copy, so the listing
+        // is what can still differ from the build.
+        if (record.mtime_ns == 0 || self.copied()) && listing(dir, level)? == record.listing {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "`{name}` changed since the index was built (rebuild with `dochub build`)"
+        )))
     }
 
     /// Searches through the index; the same answer as [`ContentRoot::search`] when fresh.
@@ -553,28 +616,20 @@ impl Index {
         let mut results = Vec::new();
         // Candidates in runs: a common word's answer is found in its first few dozen.
         let mut rest = &candidates[..];
+        let mut run_len = 0;
         'runs: while !rest.is_empty() {
-            // As many as the answer still needs, and a few more: a common word's candidates are
-            // nearly all hits, and each page read here costs an open.
+            // As many as the answer still needs and a few more (a common word's candidates are
+            // nearly all hits), doubling when they were not: each run costs two rounds.
             let need = MAX_RESULTS - results.len();
-            let (run, later) = rest.split_at((need + need / 8 + 2).min(rest.len()));
+            run_len = (need + need / 4 + 8).max(run_len * 2);
+            let (run, later) = rest.split_at(run_len.min(rest.len()));
             rest = later;
-            let records = pages.records(run)?;
-            let mut files = Vec::with_capacity(records.len());
-            for record in &records {
+            for record in pages.records(run)? {
                 let Some((p, s)) = self.subs.get(record.sub as usize) else {
                     return Ok(Indexed::Stale("the index is damaged".into()));
                 };
-                files.push(((p.as_str(), s.as_str(), record.id.as_str()), record.size));
-            }
-            let texts = root.raw_many(&files)?;
-            for ((&((p, s, id), _), record), raw) in files.iter().zip(&records).zip(texts) {
-                let path = format!("{p}/{s}/{id}");
-                if let Some(reason) = verify_file(record.size, record.hash, &path, raw.as_deref()) {
-                    return Ok(Indexed::Stale(reason));
-                }
-                let raw = raw.unwrap_or_default();
-                if let Some(hit) = page_hit(&q, path, &raw, || record.title.clone()) {
+                let path = format!("{p}/{s}/{}", record.id);
+                if let Some(hit) = page_hit(&q, path, &record.raw, || record.title) {
                     results.push(hit);
                     if results.len() == MAX_RESULTS {
                         break 'runs;
@@ -634,26 +689,6 @@ fn verify_file(size: u64, page_hash: u64, path: &str, raw: Option<&[u8]>) -> Opt
         }
         Some(_) => None,
     }
-}
-
-fn check_dir(
-    dir: &Path,
-    level: usize,
-    record: &DirRecord,
-    name: &str,
-    copied: bool,
-) -> Result<Option<String>, ContentError> {
-    if record.mtime_ns != 0 && mtime_ns(dir) == record.mtime_ns {
-        return Ok(None);
-    }
-    // A copy keeps names, not times; nothing changes in it after the copy, so the listing is
-    // what can still differ from the build.
-    if (copied || record.mtime_ns == 0) && listing(dir, level)? == record.listing {
-        return Ok(None);
-    }
-    Ok(Some(format!(
-        "`{name}` changed since the index was built (rebuild with `dochub build`)"
-    )))
 }
 
 #[cfg(test)]

@@ -225,16 +225,35 @@ fn a_changed_tree_is_reported_stale() {
     let (root, _out, index) = build(dir.path());
     let page = dir.path().join("p00/s01/page-0003.md");
 
-    // An edit in place that keeps the size: the folders look the same, the file does not.
-    let mut bytes = fs::read(&page).unwrap();
+    // An edit in place that keeps the size: no folder shows it. Search answers from the texts
+    // it indexed until the next build; the page itself, read to be shown, is found changed.
+    let built = fs::read(&page).unwrap();
+    let mut bytes = built.clone();
     let at = bytes.windows(9).position(|w| w == b"# Page 3:").unwrap();
     bytes[at + 2] = b'X';
     fs::write(&page, &bytes).unwrap();
-    // The old text's words make the page a candidate, so it is read, and found changed.
-    let probe = "# Page 3:";
+    let Indexed::Fresh(found) = index.search(&root, "# Page 3:").unwrap() else {
+        panic!("search reads no page file, so only folders can make it stale");
+    };
+    assert!(found.results.iter().any(|h| h.path == "p00/s01/page-0003"));
+    let Indexed::Fresh(pages) = index
+        .pages(index.subproject("p00", "s01").unwrap())
+        .unwrap()
+    else {
+        panic!("stale page list");
+    };
+    let record = pages.iter().find(|p| p.id == "page-0003").unwrap();
+    let path = "p00/s01/page-0003";
+    assert_eq!(Index::verify(record, path, Some(&built)), None);
     assert!(
-        matches!(index.search(&root, probe).unwrap(), Indexed::Stale(ref r) if r.contains("p00/s01/page-0003") && r.contains("edited")),
-        "{probe:?}"
+        Index::verify(record, path, Some(&bytes))
+            .unwrap()
+            .contains("edited")
+    );
+    assert!(
+        Index::verify(record, path, None)
+            .unwrap()
+            .contains("removed")
     );
 
     // A new page changes its folder's listing and time.
@@ -342,10 +361,12 @@ fn other_formats_and_mixed_builds_are_not_used() {
     ));
     write_index(&root, out.path()).unwrap();
     let nav = out.path().join(INDEX_DIR).join(NAV_FILE);
-    let text = fs::read_to_string(&nav).unwrap();
-    let current = format!("\"format\":{FORMAT},");
-    assert!(text.contains(&current), "{text}");
-    fs::write(&nav, text.replacen(&current, "\"format\":99,", 1)).unwrap();
+    let bytes = fs::read(&nav).unwrap();
+    assert_eq!(&bytes[..4], NAV_MAGIC);
+    assert_eq!(bytes[4..8], FORMAT.to_le_bytes());
+    let mut other_format = bytes.clone();
+    other_format[4..8].copy_from_slice(&99u32.to_le_bytes());
+    fs::write(&nav, &other_format).unwrap();
     assert!(matches!(
         Index::open(out.path()),
         Err(ContentError::IndexFormat {
@@ -353,8 +374,29 @@ fn other_formats_and_mixed_builds_are_not_used() {
             expected: FORMAT
         })
     ));
+    // An index written before the navigation file was binary says which format it is.
+    fs::remove_file(&nav).unwrap();
+    fs::write(
+        nav.with_file_name(OLD_NAV_FILE),
+        r#"{"format":2,"build_id":1}"#,
+    )
+    .unwrap();
+    assert!(matches!(
+        Index::open(out.path()),
+        Err(ContentError::IndexFormat {
+            found: 2,
+            expected: FORMAT
+        })
+    ));
+    fs::remove_file(nav.with_file_name(OLD_NAV_FILE)).unwrap();
+    // Cut short, it is damaged.
+    fs::write(&nav, &bytes[..bytes.len() - 3]).unwrap();
+    assert!(matches!(
+        Index::open(out.path()),
+        Err(ContentError::IndexDamaged { .. })
+    ));
     // Files of another build (a rebuild half done) are stale, never mixed.
-    fs::write(&nav, &text).unwrap();
+    fs::write(&nav, &bytes).unwrap();
     let other = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("p00/s00/extra.md"), "x quasar\n").unwrap();
     write_index(&ContentRoot::open(dir.path()).unwrap(), other.path()).unwrap();
@@ -368,7 +410,7 @@ fn other_formats_and_mixed_builds_are_not_used() {
     // The folder's time changed but its listing is the built one, and the copied key table
     // makes the index compare listings: only the build id differs.
     let root = ContentRoot::open(dir.path()).unwrap();
-    assert!(index.copied);
+    assert!(index.copied());
     assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
     assert!(
         matches!(index.search(&root, "quasar").unwrap(), Indexed::Stale(ref r) if r.contains("rebuilt"))
