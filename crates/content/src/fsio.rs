@@ -7,8 +7,11 @@
 //! wasip2 spends two of them on a `metadata` (a `stat-at` without following links, then one
 //! following them) and three or four on reading a small file. So in a component:
 //! - [`mtime_ns`] is one `stat-at`;
+//! - [`list_dir`] is one `open-at` and one `read-directory` (the host reads every entry's type
+//!   in that one round trip; `std`'s `read_dir` costs a `stat-at` per entry on top, through
+//!   wasi-libc's `readdir`, which asks each entry's inode number);
 //! - [`read`] is one `open-at` and one read per 64 KiB;
-//! - [`File::read_ranges`] and [`read_files`] start every read at once and wait for them together:
+//! - [`File::read_ranges`] starts every read at once and waits for them together:
 //!   a file's input stream `read` hands the read to the host's pool and returns, and one
 //!   `poll` waits for all of them (wasmtime-wasi's `FileInputStream`, the same in Spin
 //!   v4.0.2's wasmtime-wasi 44). Opening a file is still one round trip each.
@@ -24,6 +27,24 @@ pub(crate) fn mtime_ns(path: &Path) -> u64 {
     imp::mtime_ns(path)
 }
 
+/// What a folder entry is, links followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EntryKind {
+    Dir,
+    File,
+    Other,
+}
+
+/// The entries of a folder whose names are UTF-8 and pass `keep`, with what each is (links
+/// followed; a link that leads nowhere is left out), in no particular order. `Ok(None)` when
+/// nothing is at `path`.
+pub(crate) fn list_dir(
+    path: &Path,
+    keep: impl Fn(&str) -> bool,
+) -> io::Result<Option<Vec<(String, EntryKind)>>> {
+    imp::list_dir(path, &keep)
+}
+
 /// Whether `path` is a folder; `Ok(None)` when nothing is there.
 pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
     imp::is_dir(path)
@@ -32,13 +53,6 @@ pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
 /// The whole file; `Ok(None)` when it does not exist.
 pub(crate) fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
     imp::read(path)
-}
-
-/// The first `len` bytes of each file (`None` for a file that does not exist), all read at
-/// once after each is opened. A caller that expects `n` bytes asks for `n + 1` to see that a
-/// file grew.
-pub(crate) fn read_files(files: &[(&Path, usize)]) -> io::Result<Vec<Option<Vec<u8>>>> {
-    imp::read_files(files)
 }
 
 /// An open file whose byte ranges are read together.
@@ -148,23 +162,54 @@ mod tests {
     }
 
     #[test]
-    fn files_read_together_report_the_missing_ones() {
+    fn folder_listings_follow_links_and_skip_what_cannot_be_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("a.md"), b"a").unwrap();
+        std::fs::write(root.join("skip.md"), b"s").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            std::os::unix::fs::symlink(root.join("sub"), root.join("to-sub")).unwrap();
+            std::os::unix::fs::symlink(root.join("a.md"), root.join("to-a.md")).unwrap();
+            std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).unwrap();
+            let not_utf8 = std::ffi::OsStr::from_bytes(b"bad\xff.md");
+            std::fs::write(root.join(not_utf8), b"x").unwrap();
+        }
+        let mut got = list_dir(root, |name| name != "skip.md").unwrap().unwrap();
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut want = vec![
+            ("a.md".to_owned(), EntryKind::File),
+            ("sub".to_owned(), EntryKind::Dir),
+        ];
+        if cfg!(unix) {
+            want.push(("to-a.md".to_owned(), EntryKind::File));
+            want.push(("to-sub".to_owned(), EntryKind::Dir));
+        }
+        want.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(got, want);
+        assert_eq!(list_dir(&root.join("missing"), |_| true).unwrap(), None);
+        assert!(list_dir(&root.join("a.md"), |_| true).is_err());
+    }
+
+    #[test]
+    fn missing_files_and_folders_read_as_absent() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a");
         std::fs::write(&a, b"hello").unwrap();
         let missing = dir.path().join("missing");
-        let got = read_files(&[(&a, 6), (&missing, 3), (&a, 2), (dir.path(), 4)]).unwrap();
-        assert_eq!(got[0].as_deref(), Some(&b"hello"[..]));
-        assert_eq!(got[1], None);
-        assert_eq!(got[2].as_deref(), Some(&b"he"[..]));
-        assert_eq!(got[3], None);
+        assert_eq!(read(&a).unwrap().as_deref(), Some(&b"hello"[..]));
+        assert_eq!(read(&missing).unwrap(), None);
         assert!(mtime_ns(&a) > 0);
         assert_eq!(mtime_ns(&missing), 0);
-        assert_eq!(read(&missing).unwrap(), None);
+        assert_eq!(is_dir(dir.path()).unwrap(), Some(true));
+        assert_eq!(is_dir(&a).unwrap(), Some(false));
+        assert_eq!(is_dir(&missing).unwrap(), None);
     }
 }
 
-/// Whether an error means "there is no such file", as [`read`] and [`read_files`] answer
+/// Whether an error means "there is no such file", as [`read`] answers
 /// `None` for it (a name too long for the file system cannot exist either).
 pub(crate) fn is_absent(e: &io::Error) -> bool {
     matches!(
@@ -187,7 +232,7 @@ mod portable {
     use std::path::Path;
     use std::time::UNIX_EPOCH;
 
-    use super::is_absent;
+    use super::{EntryKind, is_absent};
 
     pub(crate) fn mtime_ns(path: &Path) -> u64 {
         std::fs::metadata(path)
@@ -195,6 +240,43 @@ mod portable {
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    pub(crate) fn list_dir(
+        path: &Path,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> io::Result<Option<Vec<(String, EntryKind)>>> {
+        let entries = match std::fs::read_dir(path) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry?;
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            if !keep(&name) {
+                continue;
+            }
+            let mut file_type = entry.file_type()?;
+            if file_type.is_symlink() {
+                match std::fs::metadata(entry.path()) {
+                    Ok(meta) => file_type = meta.file_type(),
+                    Err(_) => continue,
+                }
+            }
+            let kind = if file_type.is_dir() {
+                EntryKind::Dir
+            } else if file_type.is_file() {
+                EntryKind::File
+            } else {
+                EntryKind::Other
+            };
+            out.push((name, kind));
+        }
+        Ok(Some(out))
     }
 
     pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
@@ -236,19 +318,6 @@ mod portable {
                 .collect()
         }
     }
-
-    pub(crate) fn read_files(files: &[(&Path, usize)]) -> io::Result<Vec<Option<Vec<u8>>>> {
-        files
-            .iter()
-            .map(|&(path, len)| {
-                match std::fs::File::open(path).and_then(|mut file| read_up_to(&mut file, len)) {
-                    Ok(bytes) => Ok(Some(bytes)),
-                    Err(e) if is_absent(&e) => Ok(None),
-                    Err(e) => Err(e),
-                }
-            })
-            .collect()
-    }
 }
 
 #[cfg(all(target_os = "wasi", target_env = "p2"))]
@@ -263,7 +332,7 @@ mod wasi_host {
     use wasi::io::poll::poll;
     use wasi::io::streams::{InputStream, StreamError};
 
-    use super::is_absent;
+    use super::{EntryKind, is_absent};
 
     /// What the host reads at most per call (wasmtime-wasi's `MAX_READ_SIZE_ALLOC`); a shorter
     /// read of a regular file is its end.
@@ -344,6 +413,65 @@ mod wasi_host {
             Some(Err(_)) => 0,
             None => super::portable::mtime_ns(path),
         }
+    }
+
+    fn kind(type_: DescriptorType) -> EntryKind {
+        match type_ {
+            DescriptorType::Directory => EntryKind::Dir,
+            DescriptorType::RegularFile => EntryKind::File,
+            _ => EntryKind::Other,
+        }
+    }
+
+    pub(crate) fn list_dir(
+        path: &Path,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> io::Result<Option<Vec<(String, EntryKind)>>> {
+        let listed = at(path, |dir, rel| {
+            let opened;
+            let folder = if rel == "." {
+                dir
+            } else {
+                match dir.open_at(
+                    PathFlags::SYMLINK_FOLLOW,
+                    rel,
+                    OpenFlags::DIRECTORY,
+                    DescriptorFlags::READ,
+                ) {
+                    Ok(folder) => {
+                        opened = folder;
+                        &opened
+                    }
+                    Err(ErrorCode::NoEntry) => return Ok(None),
+                    Err(code) => return Err(error(code)),
+                }
+            };
+            let entries = folder.read_directory().map_err(error)?;
+            let mut out = Vec::new();
+            loop {
+                let entry = match entries.read_directory_entry() {
+                    Ok(Some(entry)) => entry,
+                    Ok(None) => break,
+                    // A name that is not UTF-8 (the host reports it in its place and goes on).
+                    Err(ErrorCode::IllegalByteSequence) => continue,
+                    Err(code) => return Err(error(code)),
+                };
+                if !keep(&entry.name) {
+                    continue;
+                }
+                let entry_kind = if entry.type_ == DescriptorType::SymbolicLink {
+                    match folder.stat_at(PathFlags::SYMLINK_FOLLOW, &entry.name) {
+                        Ok(stat) => kind(stat.type_),
+                        Err(_) => continue,
+                    }
+                } else {
+                    kind(entry.type_)
+                };
+                out.push((entry.name, entry_kind));
+            }
+            Ok(Some(out))
+        });
+        listed.unwrap_or_else(|| super::portable::list_dir(path, keep))
     }
 
     pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
@@ -466,30 +594,5 @@ mod wasi_host {
                 File::Std(file) => file.read_ranges(ranges),
             }
         }
-    }
-
-    pub(crate) fn read_files(files: &[(&Path, usize)]) -> io::Result<Vec<Option<Vec<u8>>>> {
-        let mut opened = Vec::with_capacity(files.len());
-        for &(path, len) in files {
-            match open(path) {
-                Some(Ok(file)) => opened.push(file.map(|f| (f, len))),
-                Some(Err(e)) => return Err(e),
-                None => return super::portable::read_files(files),
-            }
-        }
-        // A file that opens but cannot be read as a stream is a folder: no page is there.
-        let streams: Vec<Option<(InputStream, usize)>> = opened
-            .iter()
-            .map(|file| {
-                let (file, len) = file.as_ref()?;
-                Some((file.read_via_stream(0).ok()?, *len))
-            })
-            .collect();
-        let wanted: Vec<bool> = streams.iter().map(Option::is_some).collect();
-        let mut texts = read_all(streams.into_iter().flatten().collect())?.into_iter();
-        Ok(wanted
-            .into_iter()
-            .map(|wanted| if wanted { texts.next() } else { None })
-            .collect())
     }
 }

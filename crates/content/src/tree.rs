@@ -1,6 +1,5 @@
 //! The content tree on disk: projects, subprojects and pages.
 
-use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
@@ -8,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ContentError;
 use crate::frontmatter::{ParsedPage, parse_page};
+use crate::fsio::EntryKind;
 use crate::segment::is_valid_id;
 use crate::yaml::{parse_yaml, str_field};
 
@@ -293,32 +293,6 @@ impl ContentRoot {
         }
     }
 
-    /// [`ContentRoot::raw`] of several pages the index recorded, `((project, subproject, page),
-    /// size)`, read together (see the crate's `fsio` module): in a Spin host, one hand-off per file to open
-    /// it and one wait for all the reads. A page whose size is not the recorded one comes back cut
-    /// to at most `size + 1` bytes, which is all a caller comparing it with the record needs.
-    pub fn raw_many(
-        &self,
-        pages: &[((&str, &str, &str), u64)],
-    ) -> Result<Vec<Option<Vec<u8>>>, ContentError> {
-        let paths: Vec<Option<PathBuf>> = pages
-            .iter()
-            .map(|&((p, s, id), _)| self.page_path(p, s, id))
-            .collect();
-        let files: Vec<(&Path, usize)> = paths
-            .iter()
-            .zip(pages)
-            .filter_map(|(path, &(_, size))| Some((path.as_deref()?, expecting(size))))
-            .collect();
-        let mut read = crate::fsio::read_files(&files)
-            .map_err(|e| ContentError::io(&self.root, e))?
-            .into_iter();
-        Ok(paths
-            .iter()
-            .map(|path| path.as_ref().and_then(|_| read.next().flatten()))
-            .collect())
-    }
-
     /// The file of a page, or `None` if any id is invalid (or names the reports folder).
     fn page_path(&self, project: &str, subproject: &str, page: &str) -> Option<PathBuf> {
         let valid = is_valid_id(project)
@@ -466,53 +440,33 @@ pub(crate) enum Kind {
 
 /// Sorted names of valid entries of one kind (`Page`: ids of `*.md` files).
 pub(crate) fn list(dir: &Path, kind: Kind) -> Result<Vec<String>, ContentError> {
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(ContentError::io(dir, e)),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| ContentError::io(dir, e))?;
-        // Names that are not UTF-8 cannot be named in a URL; skip them.
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        let id = match kind {
-            Kind::Dir => name,
-            Kind::Page => match name.strip_suffix(".md") {
-                Some(stem) => stem.to_owned(),
-                None => continue,
-            },
-        };
-        if !is_valid_id(&id) {
-            continue;
-        }
-        let mut ft = entry
-            .file_type()
-            .map_err(|e| ContentError::io(entry.path(), e))?;
-        if ft.is_symlink() {
-            match fs::metadata(entry.path()) {
-                Ok(m) => ft = m.file_type(),
-                Err(_) => continue, // dangling link
-            }
-        }
-        let wanted = match kind {
-            Kind::Dir => ft.is_dir(),
-            Kind::Page => ft.is_file(),
-        };
-        if wanted {
-            out.push(id);
+    // Names that are not UTF-8 cannot be named in a URL; `list_dir` skips them.
+    fn id_of(name: &str, kind: Kind) -> Option<&str> {
+        match kind {
+            Kind::Dir => Some(name),
+            Kind::Page => name.strip_suffix(".md"),
         }
     }
+    let entries = crate::fsio::list_dir(dir, |name| id_of(name, kind).is_some_and(is_valid_id))
+        .map_err(|e| ContentError::io(dir, e))?
+        .unwrap_or_default();
+    let wanted = match kind {
+        Kind::Dir => EntryKind::Dir,
+        Kind::Page => EntryKind::File,
+    };
+    let mut out: Vec<String> = entries
+        .into_iter()
+        .filter(|(_, entry_kind)| *entry_kind == wanted)
+        .filter_map(|(name, _)| id_of(&name, kind).map(str::to_owned))
+        .collect();
     out.sort();
     Ok(out)
 }
 
 fn is_dir(path: &Path) -> Result<bool, ContentError> {
-    match fs::metadata(path) {
-        Ok(m) => Ok(m.is_dir()),
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(false),
+    match crate::fsio::is_dir(path) {
+        Ok(found) => Ok(found == Some(true)),
+        Err(e) if e.kind() == ErrorKind::NotADirectory => Ok(false),
         Err(e) => Err(ContentError::io(path, e)),
     }
 }
@@ -520,18 +474,6 @@ fn is_dir(path: &Path) -> Result<bool, ContentError> {
 /// Reads a regular file; `None` when it does not exist or is a directory.
 pub(crate) fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
     crate::fsio::read(path).or_else(|e| absent_or_error(path, e))
-}
-
-/// The largest recorded size read as `size + 1` bytes; a larger record is not a page's.
-const MAX_EXPECTED: usize = 64 << 20;
-
-/// Bytes to read of a file recorded as `size` bytes long: one more, to see that it grew; a
-/// record this large is not a page's, so then the whole file.
-fn expecting(size: u64) -> usize {
-    usize::try_from(size)
-        .ok()
-        .filter(|&n| n <= MAX_EXPECTED)
-        .map_or(usize::MAX, |n| n + 1)
 }
 
 /// `None` for an error that means the file is not there, else the error.
