@@ -15,8 +15,9 @@ use crate::tree::ContentRoot;
 pub const MIN_QUERY_CHARS: usize = 2;
 /// Most results one search returns.
 pub const MAX_RESULTS: usize = 50;
-/// Bytes of text lowercased at a time by an ASCII query's search.
-const LOWERCASE_WINDOW: usize = 4096;
+/// Bytes of text an ASCII query's search lowercases first, and at most at a time.
+const FIRST_WINDOW: usize = 512;
+const LAST_WINDOW: usize = 64 * 1024;
 /// Length of an excerpt in characters, not counting the `…` marks.
 pub const EXCERPT_CHARS: usize = 150;
 
@@ -66,9 +67,8 @@ fn fold_char(c: char, out: &mut String) {
 /// sign `K` (to `k`). A test checks every character.
 const ASCII_FOLDING: [char; 2] = ['\u{130}', '\u{212a}'];
 
-/// Whether `text` holds a character of [`ASCII_FOLDING`].
-fn has_ascii_folding_non_ascii(text: &str) -> bool {
-    let bytes = text.as_bytes();
+/// Whether `bytes` hold a character of [`ASCII_FOLDING`].
+fn has_ascii_folding_non_ascii(bytes: &[u8]) -> bool {
     // Both start with a byte that is rare in text (0xC4 is also `Ā`..`Ŀ`, 0xE2 punctuation).
     memchr::memchr2(0xc4, 0xe2, bytes).is_some()
         && ASCII_FOLDING.iter().any(|c| {
@@ -105,6 +105,51 @@ pub(crate) fn searchable(raw: &[u8]) -> std::borrow::Cow<'_, str> {
             Some(rest) => std::borrow::Cow::Owned(rest.to_owned()),
             None => std::borrow::Cow::Owned(s),
         },
+    }
+}
+
+impl Query {
+    /// [`Query::find_all`] for an ASCII query: lowercasing the ASCII bytes alone keeps byte
+    /// offsets, and leaves every other character as bytes >= 0x80, which an ASCII query never
+    /// matches; its folded form would be such bytes too (but for two characters, checked
+    /// above). `None` when the text holds a character of [`ASCII_FOLDING`] where it was
+    /// looked at: the caller then folds it whole.
+    ///
+    /// A window at a time, each twice the last: a common word's first match is near the
+    /// start, so most of a page is never looked at.
+    fn find_ascii(&self, bytes: &[u8], limit: usize) -> Option<Vec<(usize, usize)>> {
+        let mut out = Vec::new();
+        let len = self.folded.len();
+        let mut window = FIRST_WINDOW.max(2 * len);
+        let mut lower = Vec::new();
+        let mut from = 0;
+        while out.len() < limit && from < bytes.len() {
+            let window_end = from.saturating_add(window).min(bytes.len());
+            // Two bytes either side: a character cut by the window's edge is seen whole.
+            let seen = &bytes[from.saturating_sub(2)..(window_end + 2).min(bytes.len())];
+            if has_ascii_folding_non_ascii(seen) {
+                return None;
+            }
+            lower.clear();
+            lower.extend_from_slice(&bytes[from..window_end]);
+            lower.make_ascii_lowercase();
+            let mut at = 0;
+            while out.len() < limit {
+                let Some(i) = self.finder.find(&lower[at..]) else {
+                    break;
+                };
+                let start = from + at + i;
+                out.push((start, start + len));
+                at += i + len;
+            }
+            if window_end == bytes.len() {
+                break;
+            }
+            // A match the window cut off starts in its last `len - 1` bytes.
+            from = (window_end + 1 - len).max(from + at);
+            window = (window * 2).min(LAST_WINDOW);
+        }
+        Some(out)
     }
 }
 
@@ -164,37 +209,8 @@ impl Query {
         if !ascii_query && text.is_ascii() {
             return out;
         }
-        if ascii_query && !has_ascii_folding_non_ascii(text) {
-            // Fast path: lowercasing the ASCII bytes alone keeps byte offsets, and leaves every
-            // other character as bytes >= 0x80, which an ASCII query never matches; its folded
-            // form would be such bytes too (but for two characters, checked above).
-            // A window at a time: a common word's first match is near the start, so most of
-            // a long page is never lowercased.
-            let bytes = text.as_bytes();
-            let len = self.folded.len();
-            let window = LOWERCASE_WINDOW.max(2 * len);
-            let mut lower = Vec::with_capacity(window.min(bytes.len()));
-            let mut from = 0;
-            while out.len() < limit && from < bytes.len() {
-                let window_end = from.saturating_add(window).min(bytes.len());
-                lower.clear();
-                lower.extend(bytes[from..window_end].iter().map(u8::to_ascii_lowercase));
-                let mut at = 0;
-                while out.len() < limit {
-                    let Some(i) = self.finder.find(&lower[at..]) else {
-                        break;
-                    };
-                    let start = from + at + i;
-                    out.push((start, start + len));
-                    at += i + len;
-                }
-                if window_end == bytes.len() {
-                    break;
-                }
-                // A match the window cut off starts in its last `len - 1` bytes.
-                from = (window_end + 1 - len).max(from + at);
-            }
-            return out;
+        if ascii_query && let Some(found) = self.find_ascii(text.as_bytes(), limit) {
+            return found;
         }
         // Fold the text, remembering which original character each folded byte came from.
         let mut folded = String::with_capacity(text.len());
@@ -235,27 +251,51 @@ impl Query {
 /// assert!(e.starts_with('…') && e.ends_with('…') && e.contains("needle"));
 /// ```
 pub fn excerpt(text: &str, start: usize, end: usize) -> String {
-    let total = text.chars().count();
-    let m_start = text[..start.min(text.len())].chars().count();
-    let m_len = text[start.min(text.len())..end.min(text.len())]
-        .chars()
-        .count();
-    let centre = m_start + m_len / 2;
-    let mut from = centre.saturating_sub(EXCERPT_CHARS / 2);
-    let to = (from + EXCERPT_CHARS).min(total);
-    from = to.saturating_sub(EXCERPT_CHARS).min(from);
-    let mut out = String::with_capacity(EXCERPT_CHARS + 8);
+    // Walks characters outwards from the match instead of counting the whole text: a search
+    // builds 50 excerpts, most from pages of several kilobytes.
+    let start = start.min(text.len());
+    let end = end.clamp(start, text.len());
+    let match_chars = text[start..end].chars().count();
+    let centre = text[start..]
+        .char_indices()
+        .nth(match_chars / 2)
+        .map_or(text.len(), |(i, _)| start + i);
+    // The byte index `n` characters before `at` (or the start).
+    let back = |at: usize, n: usize| {
+        text[..at]
+            .char_indices()
+            .rev()
+            .take(n)
+            .last()
+            .map_or(at, |(i, _)| i)
+    };
+    let mut from = back(centre, EXCERPT_CHARS / 2);
+    // `EXCERPT_CHARS` characters on from `from`, or as many as there are.
+    let mut walked = 0;
+    let mut to = text.len();
+    for (i, _) in text[from..].char_indices() {
+        if walked == EXCERPT_CHARS {
+            to = from + i;
+            break;
+        }
+        walked += 1;
+    }
+    // Near the end, the excerpt starts earlier to stay as long.
+    if walked < EXCERPT_CHARS {
+        from = back(from, EXCERPT_CHARS - walked);
+    }
+    let mut out = String::with_capacity(to - from + 8);
     if from > 0 {
         out.push('…');
     }
-    out.extend(text.chars().skip(from).take(to - from).map(|c| {
+    out.extend(text[from..to].chars().map(|c| {
         if matches!(c, '\n' | '\r' | '\t') {
             ' '
         } else {
             c
         }
     }));
-    if to < total {
+    if to < text.len() {
         out.push('…');
     }
     out
@@ -352,24 +392,37 @@ mod tests {
             }
             out
         };
-        for pad in LOWERCASE_WINDOW - 6..LOWERCASE_WINDOW + 2 {
+        // Every offset across the first three window edges (at 512, about 1,530 and 3,570).
+        for pad in 0..3700 {
             let text = format!(
                 "{}QuaSar{}quasarquasar{}",
                 "x".repeat(pad),
-                "y".repeat(pad),
+                "y".repeat(pad % 700),
                 "z".repeat(3)
             );
             let q = Query::new("quasar").unwrap();
             assert_eq!(q.find_all(&text, 99), naive(&text, "quasar"), "{pad}");
             assert_eq!(q.find(&text), Some((pad, pad + 6)));
         }
-        let long = "ab".repeat(LOWERCASE_WINDOW);
+        // A character folding to ASCII across a window's edge, or after the first window.
+        let kelvin = Query::new("kelvin").unwrap();
+        for pad in FIRST_WINDOW - 4..FIRST_WINDOW + 2 {
+            let text = format!("{}\u{212a}elvin kelvin", "x".repeat(pad));
+            assert_eq!(
+                kelvin.find_all(&text, 9),
+                [(pad, pad + 8), (pad + 9, pad + 15)]
+            );
+        }
+        let text = format!("kelvin{}\u{212a}elvin", "x".repeat(2000));
+        assert_eq!(kelvin.find_all(&text, 9), [(0, 6), (2006, 2014)]);
+        assert_eq!(kelvin.find_all(&text, 1), [(0, 6)]);
+        let long = "ab".repeat(FIRST_WINDOW);
         let text = format!("c{}{}", long.to_uppercase(), long);
         let q = Query::new(&long).unwrap();
         assert_eq!(q.find_all(&text, 9), naive(&text, &long));
         assert_eq!(q.find_all(&text, 9).len(), 2);
         let q = Query::new("aa").unwrap();
-        let text = "a".repeat(3 * LOWERCASE_WINDOW + 1);
+        let text = "a".repeat(3 * FIRST_WINDOW + 1);
         assert_eq!(q.find_all(&text, usize::MAX), naive(&text, "aa"));
     }
 
@@ -381,6 +434,59 @@ mod tests {
         assert!(Query::new("é").is_err());
         assert!(Query::new("éé").is_ok());
         assert!(Query::new("日本").is_ok());
+    }
+
+    /// The excerpt by its definition: counted in characters over the whole text.
+    fn excerpt_by_counting(text: &str, start: usize, end: usize) -> String {
+        let total = text.chars().count();
+        let m_start = text[..start].chars().count();
+        let m_len = text[start..end].chars().count();
+        let centre = m_start + m_len / 2;
+        let mut from = centre.saturating_sub(EXCERPT_CHARS / 2);
+        let to = (from + EXCERPT_CHARS).min(total);
+        from = to.saturating_sub(EXCERPT_CHARS).min(from);
+        let mut out = String::new();
+        if from > 0 {
+            out.push('…');
+        }
+        let body: String = text.chars().skip(from).take(to - from).collect();
+        out.push_str(&body.replace(['\n', '\r', '\t'], " "));
+        if to < total {
+            out.push('…');
+        }
+        out
+    }
+
+    #[test]
+    fn excerpts_walked_from_the_match_are_the_counted_ones() {
+        for text in [
+            String::new(),
+            "ab".into(),
+            "x".repeat(149),
+            "x".repeat(150),
+            "x".repeat(151),
+            format!(
+                "{}é\n日{}\t{}",
+                "a".repeat(120),
+                "ü".repeat(90),
+                "z".repeat(160)
+            ),
+            "日本".repeat(170),
+        ] {
+            let bounds: Vec<usize> = (0..=text.len())
+                .filter(|&i| text.is_char_boundary(i))
+                .collect();
+            for (n, &start) in bounds.iter().enumerate() {
+                for &end in bounds[n..].iter().take(4) {
+                    assert_eq!(
+                        excerpt(&text, start, end),
+                        excerpt_by_counting(&text, start, end),
+                        "{} chars, {start}..{end}",
+                        text.chars().count()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -287,8 +287,11 @@ pub(super) struct PageRecord {
     pub(super) sub: u32,
     pub(super) id: String,
     pub(super) title: String,
-    /// The file as it was when the index was built.
-    pub(super) raw: Vec<u8>,
+    /// The file as it was when the index was built, compressed: unpacked only if the search
+    /// still needs it ([`PagesFile::text`]).
+    packed: Vec<u8>,
+    size: u64,
+    hash: u64,
 }
 
 /// The page table, opened: records read a run at a time.
@@ -319,9 +322,8 @@ impl PagesFile {
     }
 
     /// The pages `numbers`, in that order: every record in one round, then every page's id,
-    /// title and text in a second (nearby ones are read as one span, see
-    /// [`crate::fsio::File`]). A text that does not unpack to its recorded size and hash is
-    /// damage.
+    /// title and packed text in a second (nearby ones are read as one span, see
+    /// [`crate::fsio::File`]).
     pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, ContentError> {
         if numbers.iter().any(|&n| n >= self.count) {
             return Err(damaged(&self.path));
@@ -369,19 +371,26 @@ impl PagesFile {
             .map(|(f, bytes)| {
                 let (id, rest) = bytes.split_at(f.id_len);
                 let (title, packed) = rest.split_at(f.title_len);
-                let size = usize::try_from(f.size).map_err(|_| damaged(&self.path))?;
-                let raw = lz4_flex::block::decompress(packed, size)
-                    .ok()
-                    .filter(|raw| raw.len() == size && super::hash(raw) == f.hash)
-                    .ok_or_else(|| damaged(&self.path))?;
                 Ok(PageRecord {
                     sub: f.sub,
                     id: utf8(id)?,
                     title: utf8(title)?,
-                    raw,
+                    packed: packed.to_vec(),
+                    size: f.size,
+                    hash: f.hash,
                 })
             })
             .collect()
+    }
+
+    /// A record's file, unpacked; one that does not unpack to its recorded size and hash is
+    /// damage.
+    pub(super) fn text(&self, record: &PageRecord) -> Result<Vec<u8>, ContentError> {
+        usize::try_from(record.size)
+            .ok()
+            .and_then(|size| lz4_flex::block::decompress(&record.packed, size).ok())
+            .filter(|raw| raw.len() as u64 == record.size && super::hash(raw) == record.hash)
+            .ok_or_else(|| damaged(&self.path))
     }
 }
 
@@ -594,32 +603,37 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.bin");
         let mut w = PagesWriter::default();
-        let want: Vec<PageRecord> = (0..1000u32)
-            .map(|n| PageRecord {
-                sub: n / 7,
-                id: format!("page-{n}"),
-                title: if n % 3 == 0 {
+        let want: Vec<(u32, String, String, Vec<u8>)> = (0..1000u32)
+            .map(|n| {
+                let title = if n % 3 == 0 {
                     String::new()
                 } else {
                     format!("Tïtle {n}")
-                },
-                raw: format!("# Page {n}\n\n{}", "wörds ".repeat(n as usize % 50)).into_bytes(),
+                };
+                let raw = format!("# Page {n}\n\n{}", "wörds ".repeat(n as usize % 50));
+                (n / 7, format!("page-{n}"), title, raw.into_bytes())
             })
             .collect();
-        for r in &want {
-            w.push(r.sub, &r.id, &r.title, &r.raw, super::super::hash(&r.raw))
+        for (sub, id, title, raw) in &want {
+            w.push(*sub, id, title, raw, super::super::hash(raw))
                 .unwrap();
         }
         let bytes = w.finish(9);
         std::fs::write(&path, &bytes).unwrap();
         let mut pages = PagesFile::open(&path).unwrap();
         assert_eq!(pages.build_id(), 9);
+        let read = |pages: &mut PagesFile, numbers: &[u32]| {
+            let records = pages.records(numbers).unwrap();
+            records
+                .iter()
+                .map(|r| (r.sub, r.id.clone(), r.title.clone(), pages.text(r).unwrap()))
+                .collect::<Vec<_>>()
+        };
         let all: Vec<u32> = (0..1000).collect();
-        assert_eq!(pages.records(&all).unwrap(), want);
+        assert_eq!(read(&mut pages, &all), want);
         let some = [0, 1, 127, 128, 129, 500, 999];
-        let got = pages.records(&some).unwrap();
         let expected: Vec<_> = some.iter().map(|&n| want[n as usize].clone()).collect();
-        assert_eq!(got, expected);
+        assert_eq!(read(&mut pages, &some), expected);
         assert!(pages.records(&[]).unwrap().is_empty());
         assert!(matches!(
             pages.records(&[1000]),
@@ -632,9 +646,11 @@ mod tests {
         broken[last] ^= 0x55;
         std::fs::write(&path, &broken).unwrap();
         let mut pages = PagesFile::open(&path).unwrap();
-        assert!(pages.records(&[0]).is_ok());
+        let first = pages.records(&[0]).unwrap();
+        assert!(pages.text(&first[0]).is_ok());
+        let last = pages.records(&[999]).unwrap();
         assert!(matches!(
-            pages.records(&[999]),
+            pages.text(&last[0]),
             Err(ContentError::IndexDamaged { .. })
         ));
     }

@@ -619,7 +619,8 @@ impl Index {
         let mut run_len = 0;
         'runs: while !rest.is_empty() {
             // As many as the answer still needs and a few more (a common word's candidates are
-            // nearly all hits), doubling when they were not: each run costs two rounds.
+            // nearly all hits), doubling when they were not: each run costs two rounds, each
+            // page read past the last hit its packed bytes.
             let need = MAX_RESULTS - results.len();
             run_len = (need + need / 4 + 8).max(run_len * 2);
             let (run, later) = rest.split_at(run_len.min(rest.len()));
@@ -629,7 +630,8 @@ impl Index {
                     return Ok(Indexed::Stale("the index is damaged".into()));
                 };
                 let path = format!("{p}/{s}/{}", record.id);
-                if let Some(hit) = page_hit(&q, path, &record.raw, || record.title) {
+                let text = pages.text(&record)?;
+                if let Some(hit) = page_hit(&q, path, &text, || record.title) {
                     results.push(hit);
                     if results.len() == MAX_RESULTS {
                         break 'runs;
