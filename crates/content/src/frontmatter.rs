@@ -102,6 +102,23 @@ pub fn parse_page(id: &str, bytes: &[u8]) -> ParsedPage {
     }
 }
 
+/// The body [`parse_page`] finds in a page's bytes, without reading its frontmatter: for a
+/// page whose title and summary are known already (the prebuilt index recorded them).
+///
+/// ```
+/// use dochub_content::{page_body, parse_page};
+/// let page = b"---\ntitle: Hi\n---\n# Body\n";
+/// assert_eq!(page_body(page), parse_page("p", page).body);
+/// ```
+pub fn page_body(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match split(text) {
+        Split::Block { body, .. } => body.to_owned(),
+        Split::None | Split::Unclosed => text.to_owned(),
+    }
+}
+
 /// The YAML block and the body of a page's text (a leading BOM already removed): `---` on the
 /// first line, up to the next line that is `---` or `...` (trailing spaces and `\r` ignored).
 /// `None` when the text has no block, or opens one and never closes it: then it is all body.

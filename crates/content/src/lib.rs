@@ -50,8 +50,8 @@ mod yaml;
 pub use check::{Diagnostic, Severity};
 pub use error::ContentError;
 pub use frontmatter::{
-    DEFAULT_REFERENCE_TYPE, Frontmatter, LLMS_OPTIONAL, ParsedPage, Reference, parse_page,
-    split_frontmatter,
+    DEFAULT_REFERENCE_TYPE, Frontmatter, LLMS_OPTIONAL, ParsedPage, Reference, page_body,
+    parse_page, split_frontmatter,
 };
 pub use manifest::{
     DocumentEntry, MasterManifest, Named, ProjectEntry, ProjectManifest, SubprojectEntry,

@@ -2,7 +2,9 @@
 //! input. Few cases by default so CI stays fast; `PROPTEST_CASES=2000` runs a deeper search.
 
 use dochub_content::api::{Route, route};
-use dochub_content::{ContentRoot, encode_segment, is_valid_id, parse_page, split_frontmatter};
+use dochub_content::{
+    ContentRoot, encode_segment, is_valid_id, page_body, parse_page, split_frontmatter,
+};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
@@ -49,6 +51,22 @@ proptest! {
     fn any_bytes_parse_without_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
         let page = parse_page("fallback", &bytes);
         prop_assert!(!page.title.is_empty());
+        prop_assert_eq!(page_body(&bytes), page.body);
+    }
+
+    #[test]
+    fn the_body_alone_is_the_parsed_body(
+        lines in prop::collection::vec(yaml_line(), 0..5),
+        body in "[^\u{feff}]{0,80}",
+        crlf in any::<bool>(),
+        closed in any::<bool>(),
+        bom in any::<bool>(),
+    ) {
+        let nl = if crlf { "\r\n" } else { "\n" };
+        let yaml: String = lines.iter().map(|l| format!("{l}{nl}")).collect();
+        let close = if closed { format!("---{nl}") } else { String::new() };
+        let text = format!("{}---{nl}{yaml}{close}{body}", if bom { "\u{feff}" } else { "" });
+        prop_assert_eq!(page_body(text.as_bytes()), parse_page("p", text.as_bytes()).body);
     }
 
     #[test]

@@ -42,6 +42,7 @@ use dochub_content::index::{Index, Indexed, IndexedPage, Scope};
 use dochub_content::prebuilt::BuildMode;
 use dochub_content::{
     ContentError, ContentRoot, MAX_RESULTS, MIN_QUERY_CHARS, Page, SidebarProject, encode_segment,
+    page_body,
 };
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::query_param;
@@ -430,6 +431,16 @@ struct SubprojectInfo {
 
 /// A page of the current subproject: its listing data, and the page itself when the live
 /// tree had to read it to list it.
+/// What a page route shows of a page.
+struct Shown {
+    title: String,
+    summary: String,
+    /// Markdown after the frontmatter.
+    body: String,
+    /// The file as it is (a markdown twin's answer).
+    raw: Vec<u8>,
+}
+
 struct PageInfo {
     id: String,
     title: String,
@@ -599,19 +610,33 @@ impl Site<'_> {
             .collect())
     }
 
-    /// The page itself; through the index it is read and checked against its record.
-    fn read(&self, project: &str, subproject: &str, info: &PageInfo) -> Result<Page, SiteError> {
+    /// The page itself; through the index it is read and checked against its record, whose
+    /// title and summary then stand for its frontmatter (not parsed again).
+    fn read(&self, project: &str, subproject: &str, info: &PageInfo) -> Result<Shown, SiteError> {
         if let Some(page) = &info.page {
-            return Ok(page.clone());
+            return Ok(Shown {
+                title: page.title().to_owned(),
+                summary: page.summary().to_owned(),
+                body: page.body().to_owned(),
+                raw: page.raw.clone(),
+            });
         }
-        let page = self.root.page(project, subproject, &info.id)?;
+        let raw = self.root.raw(project, subproject, &info.id)?;
         if let Some(record) = &info.indexed {
             let path = format!("{project}/{subproject}/{}", info.id);
-            if let Some(reason) = Index::verify(record, &path, page.as_ref().map(|p| &p.raw[..])) {
+            if let Some(reason) = Index::verify(record, &path, raw.as_deref()) {
                 return Err(SiteError::Stale(reason));
             }
         }
-        page.ok_or_else(|| SiteError::Stale(format!("{project}/{subproject}/{} is gone", info.id)))
+        let raw = raw.ok_or_else(|| {
+            SiteError::Stale(format!("{project}/{subproject}/{} is gone", info.id))
+        })?;
+        Ok(Shown {
+            title: info.title.clone(),
+            summary: info.summary.clone(),
+            body: page_body(&raw),
+            raw,
+        })
     }
 
     fn not_found(&self, message: &str) -> Result<SiteResponse, SiteError> {
@@ -756,10 +781,10 @@ impl Site<'_> {
             let here = Location {
                 project: Some(p),
                 subproject: Some(s),
-                page: Some(Named::new("index", index.title())),
+                page: Some(Named::new("index", &index.title)),
             };
-            let rendered = render_body(index.body(), &[project, subproject]);
-            let html = document_page(&nav, &here, index.title(), index.summary(), &rendered)?;
+            let rendered = render_body(&index.body, &[project, subproject]);
+            let html = document_page(&nav, &here, &index.title, &index.summary, &rendered)?;
             return Ok(with_twin(html_response(200, html), &here).with_header("vary", "Accept"));
         }
         let cards: Vec<Card> = pages
@@ -812,10 +837,10 @@ impl Site<'_> {
         let here = Location {
             project: Some(p),
             subproject: Some(s),
-            page: Some(Named::new(id, page.title())),
+            page: Some(Named::new(id, &page.title)),
         };
-        let rendered = render_body(page.body(), &[project, subproject]);
-        let html = document_page(&nav, &here, page.title(), page.summary(), &rendered)?;
+        let rendered = render_body(&page.body, &[project, subproject]);
+        let html = document_page(&nav, &here, &page.title, &page.summary, &rendered)?;
         Ok(with_twin(html_response(200, html), &here))
     }
 
