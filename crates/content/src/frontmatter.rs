@@ -1,6 +1,8 @@
 //! Page frontmatter: the YAML block between `---` lines at the top of a page,
 //! and the fallbacks used when it is missing or broken.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::yaml::{parse_yaml, str_field};
@@ -68,8 +70,8 @@ pub struct ParsedPage {
 /// assert_eq!(page.title, "From heading");
 /// ```
 pub fn parse_page(id: &str, bytes: &[u8]) -> ParsedPage {
-    let text = String::from_utf8_lossy(bytes);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = page_text(bytes);
+    let text = text.as_ref();
     let (frontmatter, body) = match split(text) {
         Split::None => (Frontmatter::default(), text),
         Split::Unclosed => (
@@ -111,11 +113,27 @@ pub fn parse_page(id: &str, bytes: &[u8]) -> ParsedPage {
 /// assert_eq!(page_body(page), parse_page("p", page).body);
 /// ```
 pub fn page_body(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    match split(text) {
+    let text = page_text(bytes);
+    match split(&text) {
         Split::Block { body, .. } => body.to_owned(),
-        Split::None | Split::Unclosed => text.to_owned(),
+        Split::None | Split::Unclosed => text.into_owned(),
+    }
+}
+
+/// A page's text: its bytes decoded lossily, without a leading BOM. What search matches and
+/// what the frontmatter is split from.
+pub(crate) fn page_text(raw: &[u8]) -> Cow<'_, str> {
+    // Valid text first: `from_utf8` checks ASCII a word at a time, where the lossy decoder's
+    // chunking costs several times as much on every page a search reads.
+    match std::str::from_utf8(raw) {
+        Ok(text) => Cow::Borrowed(text.strip_prefix('\u{feff}').unwrap_or(text)),
+        Err(_) => {
+            let text = String::from_utf8_lossy(raw).into_owned();
+            Cow::Owned(match text.strip_prefix('\u{feff}') {
+                Some(rest) => rest.to_owned(),
+                None => text,
+            })
+        }
     }
 }
 

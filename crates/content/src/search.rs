@@ -8,7 +8,7 @@ use memchr::memmem::Finder;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ContentError;
-use crate::frontmatter::parse_page;
+use crate::frontmatter::{page_text, parse_page};
 use crate::tree::ContentRoot;
 
 /// Shortest accepted query, in characters, after trimming surrounding whitespace.
@@ -90,69 +90,6 @@ pub(crate) fn fold(text: &str) -> String {
     out
 }
 
-/// The text a page is searched in: its bytes decoded lossily, without a leading BOM.
-pub(crate) fn searchable(raw: &[u8]) -> std::borrow::Cow<'_, str> {
-    // Valid text first: `from_utf8` checks ASCII a word at a time, where the lossy decoder's
-    // chunking costs several times as much on every page a search reads.
-    if let Ok(text) = std::str::from_utf8(raw) {
-        return std::borrow::Cow::Borrowed(text.strip_prefix('\u{feff}').unwrap_or(text));
-    }
-    match String::from_utf8_lossy(raw) {
-        std::borrow::Cow::Borrowed(s) => {
-            std::borrow::Cow::Borrowed(s.strip_prefix('\u{feff}').unwrap_or(s))
-        }
-        std::borrow::Cow::Owned(s) => match s.strip_prefix('\u{feff}') {
-            Some(rest) => std::borrow::Cow::Owned(rest.to_owned()),
-            None => std::borrow::Cow::Owned(s),
-        },
-    }
-}
-
-impl Query {
-    /// [`Query::find_all`] for an ASCII query: lowercasing the ASCII bytes alone keeps byte
-    /// offsets, and leaves every other character as bytes >= 0x80, which an ASCII query never
-    /// matches; its folded form would be such bytes too (but for two characters, checked
-    /// above). `None` when the text holds a character of [`ASCII_FOLDING`] where it was
-    /// looked at: the caller then folds it whole.
-    ///
-    /// A window at a time, each twice the last: a common word's first match is near the
-    /// start, so most of a page is never looked at.
-    fn find_ascii(&self, bytes: &[u8], limit: usize) -> Option<Vec<(usize, usize)>> {
-        let mut out = Vec::new();
-        let len = self.folded.len();
-        let mut window = FIRST_WINDOW.max(2 * len);
-        let mut lower = Vec::new();
-        let mut from = 0;
-        while out.len() < limit && from < bytes.len() {
-            let window_end = from.saturating_add(window).min(bytes.len());
-            // Two bytes either side: a character cut by the window's edge is seen whole.
-            let seen = &bytes[from.saturating_sub(2)..(window_end + 2).min(bytes.len())];
-            if has_ascii_folding_non_ascii(seen) {
-                return None;
-            }
-            lower.clear();
-            lower.extend_from_slice(&bytes[from..window_end]);
-            lower.make_ascii_lowercase();
-            let mut at = 0;
-            while out.len() < limit {
-                let Some(i) = self.finder.find(&lower[at..]) else {
-                    break;
-                };
-                let start = from + at + i;
-                out.push((start, start + len));
-                at += i + len;
-            }
-            if window_end == bytes.len() {
-                break;
-            }
-            // A match the window cut off starts in its last `len - 1` bytes.
-            from = (window_end + 1 - len).max(from + at);
-            window = (window * 2).min(LAST_WINDOW);
-        }
-        Some(out)
-    }
-}
-
 /// The hit for one page, when `q` matches its text: the one definition of what a result is,
 /// shared by the live scan and the prebuilt index (which recorded each page's title, so
 /// `title` is only asked for on a match).
@@ -162,7 +99,7 @@ pub(crate) fn page_hit(
     raw: &[u8],
     title: impl FnOnce() -> String,
 ) -> Option<SearchHit> {
-    let text = searchable(raw);
+    let text = page_text(raw);
     let (start, end) = q.find(&text)?;
     Some(SearchHit {
         path,
@@ -237,6 +174,49 @@ impl Query {
             out.push(range);
         }
         out
+    }
+
+    /// [`Query::find_all`] for an ASCII query: lowercasing the ASCII bytes alone keeps byte
+    /// offsets, and leaves every other character as bytes >= 0x80, which an ASCII query never
+    /// matches; its folded form would be such bytes too (but for two characters, checked
+    /// above). `None` when the text holds a character of [`ASCII_FOLDING`] where it was
+    /// looked at: the caller then folds it whole.
+    ///
+    /// A window at a time, each twice the last: a common word's first match is near the
+    /// start, so most of a page is never looked at.
+    fn find_ascii(&self, bytes: &[u8], limit: usize) -> Option<Vec<(usize, usize)>> {
+        let mut out = Vec::new();
+        let len = self.folded.len();
+        let mut window = FIRST_WINDOW.max(2 * len);
+        let mut lower = Vec::new();
+        let mut from = 0;
+        while out.len() < limit && from < bytes.len() {
+            let window_end = from.saturating_add(window).min(bytes.len());
+            // Two bytes either side: a character cut by the window's edge is seen whole.
+            let seen = &bytes[from.saturating_sub(2)..(window_end + 2).min(bytes.len())];
+            if has_ascii_folding_non_ascii(seen) {
+                return None;
+            }
+            lower.clear();
+            lower.extend_from_slice(&bytes[from..window_end]);
+            lower.make_ascii_lowercase();
+            let mut at = 0;
+            while out.len() < limit {
+                let Some(i) = self.finder.find(&lower[at..]) else {
+                    break;
+                };
+                let start = from + at + i;
+                out.push((start, start + len));
+                at += i + len;
+            }
+            if window_end == bytes.len() {
+                break;
+            }
+            // A match the window cut off starts in its last `len - 1` bytes.
+            from = (window_end + 1 - len).max(from + at);
+            window = (window * 2).min(LAST_WINDOW);
+        }
+        Some(out)
     }
 }
 

@@ -431,16 +431,6 @@ struct SubprojectInfo {
 
 /// A page of the current subproject: its listing data, and the page itself when the live
 /// tree had to read it to list it.
-/// What a page route shows of a page.
-struct Shown {
-    title: String,
-    summary: String,
-    /// Markdown after the frontmatter.
-    body: String,
-    /// The file as it is (a markdown twin's answer).
-    raw: Vec<u8>,
-}
-
 struct PageInfo {
     id: String,
     title: String,
@@ -610,16 +600,17 @@ impl Site<'_> {
             .collect())
     }
 
-    /// The page itself; through the index it is read and checked against its record, whose
-    /// title and summary then stand for its frontmatter (not parsed again).
-    fn read(&self, project: &str, subproject: &str, info: &PageInfo) -> Result<Shown, SiteError> {
+    /// The page's file and its markdown body (its title and summary are `info`'s); through the
+    /// index the file is read and checked against its record, and the frontmatter the record
+    /// was made from is not parsed again.
+    fn read(
+        &self,
+        project: &str,
+        subproject: &str,
+        info: &PageInfo,
+    ) -> Result<(Vec<u8>, String), SiteError> {
         if let Some(page) = &info.page {
-            return Ok(Shown {
-                title: page.title().to_owned(),
-                summary: page.summary().to_owned(),
-                body: page.body().to_owned(),
-                raw: page.raw.clone(),
-            });
+            return Ok((page.raw.clone(), page.body().to_owned()));
         }
         let raw = self.root.raw(project, subproject, &info.id)?;
         if let Some(record) = &info.indexed {
@@ -631,12 +622,8 @@ impl Site<'_> {
         let raw = raw.ok_or_else(|| {
             SiteError::Stale(format!("{project}/{subproject}/{} is gone", info.id))
         })?;
-        Ok(Shown {
-            title: info.title.clone(),
-            summary: info.summary.clone(),
-            body: page_body(&raw),
-            raw,
-        })
+        let body = page_body(&raw);
+        Ok((raw, body))
     }
 
     fn not_found(&self, message: &str) -> Result<SiteResponse, SiteError> {
@@ -772,19 +759,17 @@ impl Site<'_> {
         }
         let nav = self.nav(Some((project, subproject, &pages)))?;
         if let Some(info) = pages.iter().find(|page| page.id == "index") {
-            let index = self.read(project, subproject, info)?;
+            let (raw, body) = self.read(project, subproject, info)?;
             if markdown {
-                return Ok(
-                    SiteResponse::new(200, MARKDOWN, index.raw).with_header("vary", "Accept")
-                );
+                return Ok(SiteResponse::new(200, MARKDOWN, raw).with_header("vary", "Accept"));
             }
             let here = Location {
                 project: Some(p),
                 subproject: Some(s),
-                page: Some(Named::new("index", &index.title)),
+                page: Some(Named::new("index", &info.title)),
             };
-            let rendered = render_body(&index.body, &[project, subproject]);
-            let html = document_page(&nav, &here, &index.title, &index.summary, &rendered)?;
+            let rendered = render_body(&body, &[project, subproject]);
+            let html = document_page(&nav, &here, &info.title, &info.summary, &rendered)?;
             return Ok(with_twin(html_response(200, html), &here).with_header("vary", "Accept"));
         }
         let cards: Vec<Card> = pages
@@ -829,7 +814,7 @@ impl Site<'_> {
             }
             return self.missing_page(project, subproject, id);
         };
-        let page = self.read(project, subproject, info)?;
+        let (_, body) = self.read(project, subproject, info)?;
         let nav = self.nav(Some((project, subproject, &pages)))?;
         let Some((p, s)) = nav.find(project, subproject) else {
             return self.missing_page(project, subproject, id);
@@ -837,10 +822,10 @@ impl Site<'_> {
         let here = Location {
             project: Some(p),
             subproject: Some(s),
-            page: Some(Named::new(id, &page.title)),
+            page: Some(Named::new(id, &info.title)),
         };
-        let rendered = render_body(&page.body, &[project, subproject]);
-        let html = document_page(&nav, &here, &page.title, &page.summary, &rendered)?;
+        let rendered = render_body(&body, &[project, subproject]);
+        let html = document_page(&nav, &here, &info.title, &info.summary, &rendered)?;
         Ok(with_twin(html_response(200, html), &here))
     }
 

@@ -282,7 +282,7 @@ impl PagesWriter {
 }
 
 /// One page as the page table holds it: what a search result needs, its file included.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub(super) struct PageRecord {
     pub(super) sub: u32,
     pub(super) id: String,

@@ -53,9 +53,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ContentError;
-use crate::frontmatter::parse_page;
+use crate::frontmatter::{page_text, parse_page};
 use crate::fsio::mtime_ns;
-use crate::search::{MAX_RESULTS, Query, SearchResults, fold, page_hit, searchable};
+use crate::search::{MAX_RESULTS, Query, SearchResults, fold, page_hit};
 use crate::tree::{ContentRoot, Kind, REPORTS_DIR, list, read_file};
 
 use format::{Grams, GramsWriter, PagesFile, PagesWriter, Postings, encode_postings};
@@ -151,7 +151,6 @@ pub struct IndexedPage {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct NavFile {
-    format: u32,
     build_id: u64,
     /// Modification time of `grams.bin` as written: a different one means the build was copied.
     stamp_ns: u64,
@@ -204,8 +203,7 @@ pub struct Index {
     /// `(project, subproject)` by subproject number.
     subs: Vec<(String, String)>,
     /// Whether the build (and so the content) was copied since it was written: folder times
-    /// then say nothing, and listings are compared instead. Asked only when a folder's time
-    /// differs from the record (one `stat` saved on every request to a tree that was not).
+    /// then say nothing, and listings are compared instead (see [`Index::copied`]).
     copied: std::cell::OnceCell<bool>,
 }
 
@@ -358,7 +356,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
         let page_hash = hash(&raw);
         build_hasher.extend_from_slice(&page_hash.to_le_bytes());
         corpus_bytes += raw.len() as u64;
-        for key in keys_of(fold(&searchable(&raw)).as_bytes()) {
+        for key in keys_of(fold(&page_text(&raw)).as_bytes()) {
             postings.entry(key).or_default().push(number);
         }
         let parsed = parse_page(id, &raw);
@@ -404,7 +402,6 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
         write_atomic(&sub_dir.join(format!("{n}.bin")), &encode(&sub)?)?;
     }
     let nav = NavFile {
-        format: FORMAT,
         build_id,
         stamp_ns: mtime_ns(&dir.join(GRAMS_FILE)),
         pages: number,
@@ -568,11 +565,18 @@ impl Index {
     /// Whether a page file read for an answer is the one the build indexed: `None` when it
     /// is, else what changed.
     pub fn verify(page: &IndexedPage, path: &str, raw: Option<&[u8]>) -> Option<String> {
-        verify_file(page.size, page.hash, path, raw)
+        match raw {
+            None => Some(format!("`{path}` was removed")),
+            Some(raw) if raw.len() as u64 != page.size || hash(raw) != page.hash => {
+                Some(format!("`{path}` was edited"))
+            }
+            Some(_) => None,
+        }
     }
 
-    /// Whether the build was copied since it was written (see [`Index::copied`]'s field).
-    pub(crate) fn copied(&self) -> bool {
+    /// Whether the build was copied since it was written: its key table's time is not the one
+    /// the build recorded. One `stat`, made the first time a folder's time differs.
+    fn copied(&self) -> bool {
         *self.copied.get_or_init(|| {
             self.nav.stamp_ns == 0 || mtime_ns(&self.dir.join(GRAMS_FILE)) != self.nav.stamp_ns
         })
@@ -679,17 +683,6 @@ impl Index {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Some(Postings::intersect(&lists, self.nav.pages)))
-    }
-}
-
-/// Whether a page file read for an answer is the one the build indexed.
-fn verify_file(size: u64, page_hash: u64, path: &str, raw: Option<&[u8]>) -> Option<String> {
-    match raw {
-        None => Some(format!("`{path}` was removed")),
-        Some(raw) if raw.len() as u64 != size || hash(raw) != page_hash => {
-            Some(format!("`{path}` was edited"))
-        }
-        Some(_) => None,
     }
 }
 
