@@ -11,10 +11,10 @@
 //!   in that one round trip; `std`'s `read_dir` costs a `stat-at` per entry on top, through
 //!   wasi-libc's `readdir`, which asks each entry's inode number);
 //! - [`read`] is one `open-at` and one read per 64 KiB;
-//! - [`File::read_ranges`] starts every read at once and waits for them together:
-//!   a file's input stream `read` hands the read to the host's pool and returns, and one
-//!   `poll` waits for all of them (wasmtime-wasi's `FileInputStream`, the same in Spin
-//!   v4.0.2's wasmtime-wasi 44). Opening a file is still one round trip each.
+//! - [`File::read_ranges`] starts every read at once and then waits for each in turn:
+//!   a file's input stream `read` hands the read to the host's pool and returns
+//!   (wasmtime-wasi's `FileInputStream`, the same in Spin v4.0.2's wasmtime-wasi 44), so the
+//!   reads overlap. Opening a file is still one round trip each.
 //!
 //! Natively (tests, the CLI, `dochub build`) the same functions use `std`.
 
@@ -329,7 +329,6 @@ mod wasi_host {
     use wasi::filesystem::types::{
         Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
     };
-    use wasi::io::poll::poll;
     use wasi::io::streams::{InputStream, StreamError};
 
     use super::{EntryKind, is_absent};
@@ -536,7 +535,9 @@ mod wasi_host {
     }
 
     /// Reads `len` bytes from each stream at once: each stream's first `read` starts the host's
-    /// read in the background, and one `poll` waits for whichever finish.
+    /// read in the background; then each is waited for in turn while the others go on. (One
+    /// `poll` over all of them returns as soon as any is ready, and each return asked every
+    /// unfinished stream again: host calls grew with the square of the reads.)
     fn read_all(streams: Vec<(InputStream, usize)>) -> io::Result<Vec<Vec<u8>>> {
         let mut pending: Vec<Pending> = streams
             .into_iter()
@@ -547,21 +548,13 @@ mod wasi_host {
                 done: len == 0,
             })
             .collect();
-        loop {
-            let mut waiting = Vec::new();
-            for (i, p) in pending.iter_mut().enumerate() {
-                if p.pump()? {
-                    waiting.push(i);
-                }
+        for p in &mut pending {
+            p.pump()?;
+        }
+        for p in &mut pending {
+            while p.pump()? {
+                p.stream.subscribe().block();
             }
-            if waiting.is_empty() {
-                break;
-            }
-            let pollables: Vec<_> = waiting
-                .iter()
-                .map(|&i| pending[i].stream.subscribe())
-                .collect();
-            poll(&pollables.iter().collect::<Vec<_>>());
         }
         Ok(pending.into_iter().map(|p| p.got).collect())
     }

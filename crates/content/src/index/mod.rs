@@ -13,8 +13,8 @@
 //!                           case-folded text) -> offset and length of its posting list,
 //!                           with a sparse index of each 256-entry block's first key
 //! build/index/postings.bin  posting lists: page numbers (path order), delta-varint or bitmap
-//! build/index/pages.bin     page n -> subproject number, id, title, size, content hash, and
-//!                           the page's whole file, compressed (LZ4)
+//! build/index/pages.bin     page n -> subproject number, id, title, size, and the page's
+//!                           whole file, compressed (LZ4), with the hash of those bytes
 //! ```
 //!
 //! Search stays exact: a page can contain the folded query only if it contains every trigram
@@ -63,7 +63,7 @@ use format::{Grams, GramsWriter, PagesFile, PagesWriter, Postings, encode_postin
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 
 const NAV_FILE: &str = "nav.bin";
 /// Where format 2 and earlier kept the navigation file (JSON, with a `format` field).
@@ -360,7 +360,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
             postings.entry(key).or_default().push(number);
         }
         let parsed = parse_page(id, &raw);
-        pages.push(sub, id, &parsed.title, &raw, page_hash)?;
+        pages.push(sub, id, &parsed.title, &raw)?;
         sub_pages[sub as usize].push(IndexedPage {
             id: id.clone(),
             title: parsed.title,
