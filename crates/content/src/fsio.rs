@@ -536,8 +536,8 @@ mod wasi_host {
 
     /// Reads `len` bytes from each stream at once: each stream's first `read` starts the host's
     /// read in the background; then each is waited for in turn while the others go on. (One
-    /// `poll` over all of them returns as soon as any is ready, and each return asked every
-    /// unfinished stream again: host calls grew with the square of the reads.)
+    /// `poll` over all of them would return at the first ready and ask every unfinished stream
+    /// again, host calls growing with the square of the reads.)
     fn read_all(streams: Vec<(InputStream, usize)>) -> io::Result<Vec<Vec<u8>>> {
         let mut pending: Vec<Pending> = streams
             .into_iter()

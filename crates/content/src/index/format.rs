@@ -247,7 +247,7 @@ impl PagesWriter {
         raw: &[u8],
     ) -> Result<(), ContentError> {
         let packed = lz4_flex::block::compress(raw);
-        let hash = super::hash(&packed);
+        let packed_hash = super::hash(&packed);
         let too_big = || ContentError::PageTooLarge {
             page: id.to_owned(),
         };
@@ -261,7 +261,7 @@ impl PagesWriter {
             .extend_from_slice(&(self.data.len() as u64).to_le_bytes());
         self.records
             .extend_from_slice(&(raw.len() as u64).to_le_bytes());
-        self.records.extend_from_slice(&hash.to_le_bytes());
+        self.records.extend_from_slice(&packed_hash.to_le_bytes());
         self.data.extend_from_slice(id.as_bytes());
         self.data.extend_from_slice(title.as_bytes());
         self.data.extend_from_slice(&packed);
@@ -291,7 +291,7 @@ pub(super) struct PageRecord {
     /// still needs it ([`PagesFile::text`]).
     packed: Vec<u8>,
     size: u64,
-    hash: u64,
+    packed_hash: u64,
 }
 
 /// The page table, opened: records read a run at a time.
@@ -339,7 +339,7 @@ impl PagesFile {
             packed_len: usize,
             offset: u64,
             size: u64,
-            hash: u64,
+            packed_hash: u64,
         }
         let fields: Vec<Fields> = read_ranges(&mut self.file, &self.path, &ranges)?
             .iter()
@@ -350,7 +350,7 @@ impl PagesFile {
                 packed_len: u32_at(r, 12) as usize,
                 offset: u64_at(r, 16),
                 size: u64_at(r, 24),
-                hash: u64_at(r, 32),
+                packed_hash: u64_at(r, 32),
             })
             .collect();
         let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
@@ -377,7 +377,7 @@ impl PagesFile {
                     title: utf8(title)?,
                     packed: packed.to_vec(),
                     size: f.size,
-                    hash: f.hash,
+                    packed_hash: f.packed_hash,
                 })
             })
             .collect()
@@ -387,7 +387,7 @@ impl PagesFile {
     /// not unpack to the recorded size, are damage: the hash is checked first, so the decoder
     /// only ever sees what the build wrote, and over the packed bytes, half as many to hash.
     pub(super) fn text(&self, record: &PageRecord) -> Result<Vec<u8>, ContentError> {
-        if super::hash(&record.packed) != record.hash {
+        if super::hash(&record.packed) != record.packed_hash {
             return Err(damaged(&self.path));
         }
         usize::try_from(record.size)
