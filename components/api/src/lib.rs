@@ -23,6 +23,7 @@
 
 use chrono::{DateTime, Utc};
 use dochub_content::api::{ApiConfig, Database, Gate, Health, handle_or_health, health_response};
+use dochub_content::index::Memo;
 use dochub_content::prebuilt::BuildMode;
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::respond;
@@ -61,6 +62,8 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
             env("BUILD_DIR").as_deref(),
         ),
         auth,
+        // A copied build (`spin up`'s default) is checked once, then remembered.
+        memo: Some(Memo::key_value("default")),
     };
     let res = match handle_or_health(&config, &incoming.request(), now) {
         Gate::Respond(res) => res,

@@ -20,6 +20,7 @@
 // this file writes none itself.
 #![allow(unsafe_code)]
 
+use dochub_content::index::Memo;
 use dochub_content::prebuilt::BuildMode;
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::{respond, send};
@@ -51,6 +52,8 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
             env("BUILD_DIR").as_deref(),
         ),
         auth,
+        // A copied build (`spin up`'s default) is checked once, then remembered.
+        memo: Some(Memo::key_value("default")),
     };
     let request = incoming.request();
     let llms_route = incoming

@@ -12,6 +12,7 @@
 //!     content_dir: "/no/such/dir".into(),
 //!     build: BuildMode::Off,
 //!     auth: AuthConfig::new("development", ""),
+//!     memo: None,
 //! };
 //! let req = ApiRequest { method: "GET", path: "/manifest", query: "", authorization: None };
 //! let res = handle(&config, &req, chrono::Utc::now());
@@ -28,7 +29,7 @@ use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ContentError;
-use crate::index::{Index, Indexed, Scope};
+use crate::index::{Index, Indexed, Memo, Scope};
 use crate::prebuilt::{BuildMode, Prebuilt, to_json};
 use crate::tree::ContentRoot;
 
@@ -44,6 +45,8 @@ pub struct ApiConfig {
     pub build: BuildMode,
     /// Who may call the protected routes.
     pub auth: AuthConfig,
+    /// Where a copied build's check is kept between requests (the key-value store).
+    pub memo: Option<Memo>,
 }
 
 pub use dochub_http::{Request as ApiRequest, Response as ApiResponse};
@@ -173,7 +176,7 @@ fn dispatch(
         Route::Manifest
         | Route::ProjectManifest(_)
         | Route::SubprojectManifest(..)
-        | Route::Search => config.build.open_index()?,
+        | Route::Search => config.build.open_index(config.memo.as_ref())?,
         _ => (None, None),
     };
     if let Some(index) = &index {

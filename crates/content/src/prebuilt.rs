@@ -20,7 +20,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::ContentError;
-use crate::index::{Index, IndexSummary, write_index};
+use crate::index::{Index, IndexSummary, Memo, write_index};
 use crate::segment::is_valid_id;
 use crate::tree::{ContentRoot, read_file};
 
@@ -163,8 +163,11 @@ impl BuildMode {
 
     /// Opens the index for one request: the index (if it can be used) and a warning to log
     /// when a build is there but cannot be used. A missing build is an error only when
-    /// `Required`.
-    pub fn open_index(&self) -> Result<(Option<Index>, Option<String>), ContentError> {
+    /// `Required`. `memo` keeps a copied build's check between requests.
+    pub fn open_index(
+        &self,
+        memo: Option<&Memo>,
+    ) -> Result<(Option<Index>, Option<String>), ContentError> {
         let (dir, required) = match self {
             BuildMode::Off => return Ok((None, None)),
             BuildMode::Auto(dir) => (dir, false),
@@ -174,7 +177,7 @@ impl BuildMode {
             Prebuilt::open(dir)?;
         }
         match Index::open(dir) {
-            Ok(index) => Ok((Some(index), None)),
+            Ok(index) => Ok((Some(index.with_memo(memo.cloned())), None)),
             Err(ContentError::PrebuiltMissing { .. }) if !required => Ok((None, None)),
             Err(e @ ContentError::PrebuiltMissing { .. }) => Err(e),
             Err(e) => Ok((None, Some(format!("not using the prebuilt index: {e}")))),

@@ -16,6 +16,7 @@ fn config(environment: &str, tokens: &str) -> ApiConfig {
         content_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/basic"),
         build: BuildMode::Off,
         auth: AuthConfig::new(environment, tokens),
+        memo: None,
     }
 }
 

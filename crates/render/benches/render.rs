@@ -57,6 +57,7 @@ fn main() -> std::io::Result<()> {
         content_dir: content.path().to_path_buf(),
         build: dochub_content::prebuilt::BuildMode::Off,
         auth: AuthConfig::new("development", ""),
+        memo: None,
     };
     let request = |query| SiteRequest {
         method: "GET",

@@ -177,7 +177,7 @@ pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &SiteRequest<'_>) -> A
 
 fn index(config: &SiteConfig) -> Result<SiteResponse, ContentError> {
     let root = ContentRoot::open(&config.content_dir)?;
-    let (index, mut warning) = config.build.open_index()?;
+    let (index, mut warning) = config.build.open_index(config.memo.as_ref())?;
     let mut outline = None;
     if let Some(index) = index {
         match index.check(&root, Scope::Everything)? {
@@ -209,7 +209,7 @@ fn full(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<Answer, ContentErr
         )));
     }
     let head = SiteResponse::new(200, LLMS_CONTENT_TYPE, Vec::new());
-    let (index, mut warning) = config.build.open_index()?;
+    let (index, mut warning) = config.build.open_index(config.memo.as_ref())?;
     if let (Some(index), BuildMode::Auto(dir) | BuildMode::Required(dir)) = (index, &config.build) {
         match index.check(&root, Scope::Everything)? {
             Some(reason) => warning = Some(reason),

@@ -30,6 +30,7 @@
 //!     content_dir: "/no/such/dir".into(),
 //!     build: BuildMode::Off,
 //!     auth: AuthConfig::new("development", ""),
+//!     memo: None,
 //! };
 //! let req = SiteRequest { method: "GET", path: "", query: "", authorization: None };
 //! let res = handle(&config, &req);
@@ -38,7 +39,7 @@
 
 use std::path::PathBuf;
 
-use dochub_content::index::{Index, Indexed, IndexedPage, Scope};
+use dochub_content::index::{Index, Indexed, IndexedPage, Memo, Scope};
 use dochub_content::prebuilt::BuildMode;
 use dochub_content::{
     ContentError, ContentRoot, MAX_RESULTS, MIN_QUERY_CHARS, Page, SidebarProject, encode_segment,
@@ -70,6 +71,8 @@ pub struct SiteConfig {
     pub build: BuildMode,
     /// Who may read the docs.
     pub auth: AuthConfig,
+    /// Where a copied build's check is kept between requests (the key-value store).
+    pub memo: Option<Memo>,
 }
 
 pub use dochub_http::{Request as SiteRequest, Response as SiteResponse};
@@ -261,7 +264,7 @@ fn respond(
         ));
     }
     let root = ContentRoot::open(&config.content_dir)?;
-    let (index, mut warning) = config.build.open_index()?;
+    let (index, mut warning) = config.build.open_index(config.memo.as_ref())?;
     let index = match index {
         Some(index) => match index.check(&root, scope(&route))? {
             None => Some(index),

@@ -45,6 +45,7 @@ fn config(dir: &Path) -> SiteConfig {
         content_dir: dir.to_path_buf(),
         build: BuildMode::Off,
         auth: AuthConfig::new("development", ""),
+        memo: None,
     }
 }
 
@@ -349,6 +350,7 @@ fn production_needs_a_token() {
         content_dir: dir.path().to_path_buf(),
         build: BuildMode::Off,
         auth: AuthConfig::new("production", &token_digest("letmein")),
+        memo: None,
     };
     let res = request(&config, "GET", "/", None);
     assert_eq!(res.status, 401);

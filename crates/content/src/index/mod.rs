@@ -42,9 +42,16 @@
 //! `--direct-mounts`; a deployed app is a copy too), every time differs though nothing changed
 //! after the copy: the index notices this from its own key table's time, which the build
 //! records, and compares each folder's listing instead of its time (one `open` and one
-//! `read-directory` a folder, see [`crate::fsio::list_dir`]).
+//! `read-directory` a folder, see [`crate::fsio::list_dir`]). A copy does not change while
+//! the app runs (Spin v4.0.2's loader copies every mounted file into a fresh folder at start,
+//! `crates/loader/src/local.rs`), so with a [`CheckMemo`] the listings are compared once per
+//! copy, every folder at once, and the folders found changed are kept (the components keep
+//! them in the key-value store, under a key naming the build and the copy's own key table
+//! time). Later answers in that copy then cost two `stat`s, not one listing per folder.
 
 mod format;
+#[cfg(feature = "spin")]
+mod kv;
 
 use std::collections::HashMap;
 use std::fs;
@@ -195,6 +202,27 @@ pub struct IndexSummary {
     pub corpus_bytes: u64,
 }
 
+/// Where the check of a copied build is kept from one request to the next (a Spin component
+/// lives for one request). Keys name the build and the copy; a value is never rewritten
+/// differently under the same key, so concurrent writers agree and no compare-and-swap is
+/// needed. Failures are the implementation's to swallow: the next request checks again.
+pub trait CheckMemo {
+    /// The bytes saved under `key`, if any.
+    fn load(&self, key: &str) -> Option<Vec<u8>>;
+    /// Saves `bytes` under `key`.
+    fn save(&self, key: &str, bytes: &[u8]);
+}
+
+/// A shared [`CheckMemo`], as the configurations hold it.
+#[derive(Clone)]
+pub struct Memo(pub std::rc::Rc<dyn CheckMemo>);
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Memo")
+    }
+}
+
 /// An opened index: the navigation file read, the rest read on demand.
 #[derive(Debug, Clone)]
 pub struct Index {
@@ -202,9 +230,29 @@ pub struct Index {
     nav: NavFile,
     /// `(project, subproject)` by subproject number.
     subs: Vec<(String, String)>,
-    /// Whether the build (and so the content) was copied since it was written: folder times
-    /// then say nothing, and listings are compared instead (see [`Index::copied`]).
-    copied: std::cell::OnceCell<bool>,
+    /// The key table's modification time here: another than the build's record means the
+    /// build (and so the content) was copied since it was written; folder times then say
+    /// nothing, and listings are compared instead (see [`Index::copied`]).
+    stamp_here: std::cell::OnceCell<u64>,
+    memo: Option<Memo>,
+}
+
+/// One folder an answer depends on, with what the build recorded about it.
+struct Folder<'a> {
+    path: PathBuf,
+    level: usize,
+    record: &'a DirRecord,
+    /// `""` for the root, else `<project>` or `<project>/<subproject>`.
+    name: String,
+}
+
+fn changed_since_build(name: &str) -> String {
+    let what = if name.is_empty() {
+        "the content root"
+    } else {
+        name
+    };
+    format!("`{what}` changed since the index was built (rebuild with `dochub build`)")
 }
 
 /// A navigation or subproject file's bytes: [`NAV_MAGIC`], [`FORMAT`], then postcard.
@@ -468,8 +516,15 @@ impl Index {
             dir,
             nav,
             subs,
-            copied: std::cell::OnceCell::new(),
+            stamp_here: std::cell::OnceCell::new(),
+            memo: None,
         })
+    }
+
+    /// Keeps the check of a copied build in `memo` (see the module's documentation).
+    pub fn with_memo(mut self, memo: Option<Memo>) -> Index {
+        self.memo = memo;
+        self
     }
 
     /// Every project, sorted by id.
@@ -520,17 +575,44 @@ impl Index {
     }
 
     /// Whether the folders `scope` depends on are as the build recorded them: `None` when
-    /// they are, else what changed. One `stat` per folder (in a copied build, a listing for
-    /// each folder whose time differs).
+    /// they are, else what changed. One `stat` per folder; in a copied build, a listing for
+    /// each folder, or with a [`CheckMemo`] the copy's remembered check (two `stat`s and the
+    /// memo's read, after the first answer in the copy).
     pub fn check(
         &self,
         root: &ContentRoot,
         scope: Scope<'_>,
     ) -> Result<Option<String>, ContentError> {
         let base = root.path();
-        if let Some(reason) = self.check_dir(base, 0, &self.nav.root, "the content root")? {
-            return Ok(Some(reason));
+        let root_as_built = self.nav.root.mtime_ns != 0 && mtime_ns(base) == self.nav.root.mtime_ns;
+        let remembered = if root_as_built {
+            None
+        } else {
+            self.remembered_changes(root)?
+        };
+        for folder in self.folders(base, scope) {
+            let changed = match &remembered {
+                Some(changed) => changed.binary_search(&folder.name).is_ok(),
+                None if folder.level == 0 => !root_as_built && self.changed(&folder)?,
+                None => self.changed(&folder)?,
+            };
+            if changed {
+                return Ok(Some(changed_since_build(&folder.name)));
+            }
         }
+        Ok(None)
+    }
+
+    /// The folders `scope` depends on, the root first, then each project before its
+    /// subprojects.
+    fn folders(&self, base: &Path, scope: Scope<'_>) -> Vec<Folder<'_>> {
+        let mut folders = vec![Folder {
+            path: base.to_path_buf(),
+            level: 0,
+            record: &self.nav.root,
+            name: String::new(),
+        }];
+        let mut subprojects = Vec::new();
         for p in &self.nav.projects {
             // A folder whose paths all sort after the answer's last one cannot change it (not
             // `break`: `a-b/` sorts before `a/`, so id order is not path order).
@@ -540,9 +622,6 @@ impl Index {
                 continue;
             }
             let pdir = base.join(&p.id);
-            if let Some(reason) = self.check_dir(&pdir, 1, &p.dir, &p.id)? {
-                return Ok(Some(reason));
-            }
             for s in &p.subprojects {
                 let wanted = match scope {
                     Scope::Outline => false,
@@ -552,14 +631,55 @@ impl Index {
                     Scope::Everything => true,
                 };
                 if wanted {
-                    let name = format!("{}/{}", p.id, s.id);
-                    if let Some(reason) = self.check_dir(&pdir.join(&s.id), 2, &s.dir, &name)? {
-                        return Ok(Some(reason));
-                    }
+                    subprojects.push(Folder {
+                        path: pdir.join(&s.id),
+                        level: 2,
+                        record: &s.dir,
+                        name: format!("{}/{}", p.id, s.id),
+                    });
                 }
             }
+            folders.push(Folder {
+                path: pdir,
+                level: 1,
+                record: &p.dir,
+                name: p.id.clone(),
+            });
+            folders.append(&mut subprojects);
         }
-        Ok(None)
+        folders
+    }
+
+    /// In a copied build with a memo: the names of the folders that differ from the build
+    /// (sorted), from the memo, or found now by comparing every folder's listing and then
+    /// remembered. `None` when the build was not copied or there is no memo.
+    fn remembered_changes(&self, root: &ContentRoot) -> Result<Option<Vec<String>>, ContentError> {
+        let Some(memo) = &self.memo else {
+            return Ok(None);
+        };
+        let stamp = self.stamp_here();
+        // A file system without times cannot tell one copy from the next.
+        if !self.copied() || stamp == 0 {
+            return Ok(None);
+        }
+        let key = format!("dochub:index-check:{:016x}:{stamp}", self.nav.build_id);
+        if let Some(bytes) = memo.0.load(&key)
+            && let Ok(changed) = postcard::from_bytes::<Vec<String>>(&bytes)
+            && changed.is_sorted()
+        {
+            return Ok(Some(changed));
+        }
+        let mut changed = Vec::new();
+        for folder in self.folders(root.path(), Scope::Everything) {
+            if self.changed(&folder)? {
+                changed.push(folder.name);
+            }
+        }
+        changed.sort();
+        let bytes = postcard::to_allocvec(&changed)
+            .map_err(|e| ContentError::IndexEncode(e.to_string()))?;
+        memo.0.save(&key, &bytes);
+        Ok(Some(changed))
     }
 
     /// Whether a page file read for an answer is the one the build indexed: `None` when it
@@ -574,32 +694,30 @@ impl Index {
         }
     }
 
-    /// Whether the build was copied since it was written: its key table's time is not the one
-    /// the build recorded. One `stat`, made the first time a folder's time differs.
-    fn copied(&self) -> bool {
-        *self.copied.get_or_init(|| {
-            self.nav.stamp_ns == 0 || mtime_ns(&self.dir.join(GRAMS_FILE)) != self.nav.stamp_ns
-        })
+    /// The key table's modification time here: one `stat`, made the first time it is needed.
+    fn stamp_here(&self) -> u64 {
+        *self
+            .stamp_here
+            .get_or_init(|| mtime_ns(&self.dir.join(GRAMS_FILE)))
     }
 
-    fn check_dir(
-        &self,
-        dir: &Path,
-        level: usize,
-        record: &DirRecord,
-        name: &str,
-    ) -> Result<Option<String>, ContentError> {
-        if record.mtime_ns != 0 && mtime_ns(dir) == record.mtime_ns {
-            return Ok(None);
+    /// Whether the build was copied since it was written: its key table's time is not the one
+    /// the build recorded.
+    fn copied(&self) -> bool {
+        self.nav.stamp_ns == 0 || self.stamp_here() != self.nav.stamp_ns
+    }
+
+    /// Whether a folder differs from the build's record: its time, or in a copy (which keeps
+    /// names, not times, and does not change after the copy) its listing.
+    fn changed(&self, folder: &Folder<'_>) -> Result<bool, ContentError> {
+        let record = folder.record;
+        if record.mtime_ns != 0 && mtime_ns(&folder.path) == record.mtime_ns {
+            return Ok(false);
         }
-        // A copy keeps names, not times; nothing changes in it after the copy, so the listing
-        // is what can still differ from the build.
-        if (record.mtime_ns == 0 || self.copied()) && listing(dir, level)? == record.listing {
-            return Ok(None);
+        if record.mtime_ns == 0 || self.copied() {
+            return Ok(listing(&folder.path, folder.level)? != record.listing);
         }
-        Ok(Some(format!(
-            "`{name}` changed since the index was built (rebuild with `dochub build`)"
-        )))
+        Ok(true)
     }
 
     /// Searches through the index; the same answer as [`ContentRoot::search`] when fresh.

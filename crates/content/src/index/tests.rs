@@ -2,6 +2,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
 use super::*;
@@ -348,6 +349,155 @@ fn a_copied_tree_with_new_times_is_still_current() {
             .unwrap()
             .is_some()
     );
+}
+
+/// A key-value store in memory that counts its reads and writes.
+#[derive(Default)]
+struct MapMemo {
+    map: std::cell::RefCell<HashMap<String, Vec<u8>>>,
+    loads: std::cell::Cell<usize>,
+    saves: std::cell::Cell<usize>,
+}
+
+impl CheckMemo for MapMemo {
+    fn load(&self, key: &str) -> Option<Vec<u8>> {
+        self.loads.set(self.loads.get() + 1);
+        self.map.borrow().get(key).cloned()
+    }
+
+    fn save(&self, key: &str, bytes: &[u8]) {
+        self.saves.set(self.saves.get() + 1);
+        self.map.borrow_mut().insert(key.to_owned(), bytes.to_vec());
+    }
+}
+
+/// Copies a folder the way `spin up` does: every file, new times.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of a content tree and of its build, as one `spin up` makes them.
+fn copied(content: &Path, build: &Path) -> (tempfile::TempDir, ContentRoot, PathBuf) {
+    let copy = tempfile::tempdir().unwrap();
+    copy_tree(content, &copy.path().join("content"));
+    copy_tree(build, &copy.path().join("build"));
+    let root = ContentRoot::open(copy.path().join("content")).unwrap();
+    let build = copy.path().join("build");
+    (copy, root, build)
+}
+
+fn with_memo(build: &Path, memo: &Rc<MapMemo>) -> Index {
+    Index::open(build)
+        .unwrap()
+        .with_memo(Some(Memo(memo.clone())))
+}
+
+#[test]
+fn a_copy_is_checked_once_and_remembered() {
+    let dir = generated();
+    let (_root, out, _index) = build(dir.path());
+    let (copy, root, build) = copied(dir.path(), out.path());
+    let memo = Rc::new(MapMemo::default());
+
+    // The first answer in a copy compares every folder's listing and keeps what it found.
+    let index = with_memo(&build, &memo);
+    assert!(index.copied());
+    assert_eq!(
+        index.check(&root, Scope::Subproject("p00", "s00")).unwrap(),
+        None
+    );
+    assert_eq!((memo.loads.get(), memo.saves.get()), (1, 1));
+    let key = memo.map.borrow().keys().next().cloned().unwrap();
+    assert!(key.contains(&format!("{:016x}", index.build_id())), "{key}");
+    let Indexed::Fresh(found) = index.search(&root, RARE_TERM).unwrap() else {
+        panic!("a faithful copy is current");
+    };
+    assert_eq!(found, root.search(RARE_TERM).unwrap());
+
+    // Later answers in the same copy read the memo and list nothing: a page added to the copy
+    // (which `spin up` never does) is not seen, while without the memo it is.
+    fs::write(copy.path().join("content/p02/s00/new.md"), "quasar\n").unwrap();
+    let index = with_memo(&build, &memo);
+    assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
+    assert!(matches!(
+        index.search(&root, "quasar").unwrap(),
+        Indexed::Fresh(_)
+    ));
+    assert_eq!(memo.saves.get(), 1);
+    let unremembered = Index::open(&build).unwrap();
+    assert!(
+        unremembered
+            .check(&root, Scope::Everything)
+            .unwrap()
+            .is_some()
+    );
+
+    // A memo that does not decode is checked again and replaced.
+    memo.map
+        .borrow_mut()
+        .insert(key.clone(), b"\xff\xff\xff".to_vec());
+    let index = with_memo(&build, &memo);
+    assert!(index.check(&root, Scope::Everything).unwrap().is_some());
+    assert_eq!(memo.saves.get(), 2);
+}
+
+#[test]
+fn a_copy_of_a_changed_tree_remembers_what_changed() {
+    let dir = generated();
+    let (_root, out, _index) = build(dir.path());
+    // Edited after the build, before the copy: `spin up` without `spin build`.
+    fs::write(dir.path().join("p00/s01/new.md"), "a new quasar\n").unwrap();
+    fs::write(dir.path().join("p02/s02/new.md"), "another\n").unwrap();
+    let (_copy, root, build) = copied(dir.path(), out.path());
+    let memo = Rc::new(MapMemo::default());
+
+    let index = with_memo(&build, &memo);
+    let reason = index.check(&root, Scope::Everything).unwrap().unwrap();
+    assert!(reason.contains("p00/s01"), "{reason}");
+    // Remembered per folder: answers that depend on neither changed folder stay indexed.
+    for (scope, stale) in [
+        (Scope::Subproject("p00", "s01"), Some("p00/s01")),
+        (Scope::Project("p02"), Some("p02/s02")),
+        (Scope::Outline, None),
+        (Scope::Subproject("p01", "s00"), None),
+        (Scope::Through("p00/s00/page-0011"), None),
+    ] {
+        let index = with_memo(&build, &memo);
+        let found = index.check(&root, scope).unwrap();
+        match stale {
+            Some(name) => assert!(found.unwrap().contains(&format!("`{name}`")), "{scope:?}"),
+            None => assert_eq!(found, None, "{scope:?}"),
+        }
+    }
+    assert_eq!(memo.saves.get(), 1);
+    let index = with_memo(&build, &memo);
+    assert!(matches!(
+        index.search(&root, RARE_TERM).unwrap(),
+        Indexed::Stale(_)
+    ));
+}
+
+#[test]
+fn a_build_that_was_not_copied_never_reads_the_memo() {
+    let dir = generated();
+    let (root, out, _index) = build(dir.path());
+    let memo = Rc::new(MapMemo::default());
+    let index = with_memo(out.path(), &memo);
+    assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
+    // Edited in place (`--direct-mounts`, or `dochub-host --direct-mounts`): seen at once.
+    fs::write(dir.path().join("p01/s00/new.md"), "new\n").unwrap();
+    let index = with_memo(out.path(), &memo);
+    assert!(index.check(&root, Scope::Everything).unwrap().is_some());
+    assert_eq!((memo.loads.get(), memo.saves.get()), (0, 0));
 }
 
 #[test]
