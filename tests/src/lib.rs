@@ -140,6 +140,9 @@ impl SpinUp {
         if let Some(config) = &options.runtime_config {
             cmd.arg("--runtime-config-file").arg(config);
         }
+        if options.direct_mounts {
+            cmd.arg("--direct-mounts");
+        }
         for (key, value) in &options.env {
             cmd.arg("-e").arg(format!("{key}={value}"));
         }
@@ -229,6 +232,7 @@ pub struct AppBuilder {
     state_dir: Option<PathBuf>,
     runtime_config: Option<PathBuf>,
     undeclared: Vec<String>,
+    direct_mounts: bool,
 }
 
 impl AppBuilder {
@@ -271,6 +275,13 @@ impl AppBuilder {
         self
     }
 
+    /// Mounts folders in place (`--direct-mounts`, under `spin up` too), so that content edited
+    /// after the start is seen; by default each start copies them, as `spin up` does.
+    pub fn direct_mounts(mut self) -> Self {
+        self.direct_mounts = true;
+        self
+    }
+
     /// Uses this Spin runtime-config file.
     pub fn runtime_config(mut self, path: impl Into<PathBuf>) -> Self {
         self.runtime_config = Some(path.into());
@@ -296,6 +307,7 @@ impl AppBuilder {
             variables: self.variables.clone(),
             env: Vec::new(),
             limits: dochub_host::Limits::default(),
+            direct_mounts: self.direct_mounts,
         })
         .await?;
         Ok(TestApp {

@@ -800,16 +800,98 @@ async fn search_and_manifests_from_the_index_match_the_tree() {
     }
 }
 
+/// The index-check memos the key-value store holds: `(key, value)`, from the SQLite file that
+/// `dochub-host` and `spin up` both keep in the state folder.
+fn index_check_memos(state_dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let db = rusqlite::Connection::open(state_dir.join("sqlite_key_value.db")).unwrap();
+    let mut query = db
+        .prepare("SELECT key, value FROM spin_key_value WHERE key LIKE 'dochub:index-check:%'")
+        .unwrap();
+    query
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn a_stale_index_falls_back_to_the_tree() {
-    if dochub_tests::skip_under_spin(
-        "spin up copies the mounted files when it starts, so an edit made afterwards never reaches the component",
-    ) {
-        return;
-    }
+async fn a_copied_build_is_checked_once_per_start_and_the_result_kept() {
     let content = generated_tree(2, 2, 5);
     let build = build_of(content.path());
-    let pre = start_with_build(content.path(), Some(build.path())).await;
+    // Rewritten in place after the build: no folder shows it, so the index, which still holds
+    // the page as built, answers without it; the tree would find it.
+    let page = content.path().join("p01/s01/page-0002.md");
+    let mut text = std::fs::read_to_string(&page).unwrap();
+    text.push_str("\nAn okapi.\n");
+    std::fs::write(&page, &text).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let start = || {
+        TestApp::builder()
+            .content(content.path())
+            .mount(build.path(), "/prebuilt")
+            .env("BUILD_DIR", "/prebuilt")
+            .env("SERVE_PREBUILT", "1")
+            .state_dir(state.path())
+            .start()
+    };
+    let hits = |res: &Res| res.json()["results"].as_array().unwrap().len();
+
+    // Started, the app serves its own copy of both folders (as `spin up` does): every folder
+    // has a new time, so the copy's listings are compared with the build once, and kept.
+    let app = start().await.expect("app starts");
+    assert_eq!(hits(&get(&app, "/api/search?q=okapi").await), 0);
+    let memos = index_check_memos(state.path());
+    assert_eq!(memos.len(), 1, "{memos:?}");
+    // postcard's empty list: no folder differs.
+    assert_eq!(memos[0].1, [0]);
+    assert_eq!(hits(&get(&app, "/api/search?q=okapi").await), 0);
+    assert_eq!(
+        get(&app, "/api/manifest").await.json()["total_documents"],
+        20
+    );
+    // A page added now is not in the copy, and nothing answers with it.
+    std::fs::write(
+        content.path().join("p00/s00/added.md"),
+        "# Added\n\nokapi\n",
+    )
+    .unwrap();
+    assert_eq!(hits(&get(&app, "/api/search?q=okapi").await), 0);
+    assert_eq!(index_check_memos(state.path()).len(), 1);
+    app.stop().await;
+
+    // The next start copies the added page: its folder's listing differs from the build, so
+    // search answers from the tree (both pages), and the new copy's memo names the folder.
+    let app = start().await.expect("app starts");
+    assert_eq!(hits(&get(&app, "/api/search?q=okapi").await), 2);
+    let memos = index_check_memos(state.path());
+    assert_eq!(memos.len(), 2, "{memos:?}");
+    assert!(
+        memos
+            .iter()
+            .any(|(_, v)| v.windows(7).any(|w| w == b"p00/s00")),
+        "{memos:?}"
+    );
+    assert_eq!(
+        get(&app, "/api/manifest").await.json()["total_documents"],
+        21
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stale_index_falls_back_to_the_tree() {
+    let content = generated_tree(2, 2, 5);
+    let build = build_of(content.path());
+    // Edited while it runs: mounted in place (under `spin up` too), not copied at start.
+    let pre = TestApp::builder()
+        .content(content.path())
+        .mount(build.path(), "/prebuilt")
+        .env("BUILD_DIR", "/prebuilt")
+        .env("SERVE_PREBUILT", "1")
+        .direct_mounts()
+        .start()
+        .await
+        .expect("app starts");
     let hits = |res: &Res| res.json()["results"].as_array().unwrap().len();
     assert_eq!(hits(&get(&pre, "/api/search?q=okapi").await), 0);
     // An edit in place of a page the answer does not read is not checked (the check stays

@@ -667,16 +667,19 @@ async fn pages_sidebar_and_search_from_the_index_match_the_tree() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_page_shows_at_once_though_the_index_is_older() {
-    if dochub_tests::skip_under_spin(
-        "spin up copies the mounted files when it starts, so an edit made afterwards never reaches the component",
-    ) {
-        return;
-    }
     let content = content_tree();
     let build = tempfile::tempdir().expect("build dir");
     let root = dochub_content::ContentRoot::open(content.path()).expect("root");
     dochub_content::prebuilt::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
-    let app = start_with_build(content.path(), Some(build.path())).await;
+    // Edited while it runs: mounted in place (under `spin up` too), not copied at start.
+    let app = TestApp::builder()
+        .content(content.path())
+        .mount(build.path(), "/prebuilt")
+        .env("BUILD_DIR", "/prebuilt")
+        .direct_mounts()
+        .start()
+        .await
+        .expect("app starts");
     std::fs::write(
         content.path().join("alpha/guide/brand-new.md"),
         "# Brand new page\n\nWith a wombat.\n",

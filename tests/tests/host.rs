@@ -38,6 +38,7 @@ async fn start_probe_with(
         variables: HashMap::from([("secret_word".to_string(), "swordfish".to_string())]),
         env: Vec::new(),
         limits,
+        direct_mounts: false,
     })
     .await
     .expect("host starts")

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dochub_tests::{TestApp, fixture, repo_root, skip_under_spin};
+use dochub_tests::{TestApp, fixture, repo_root};
 use reqwest::redirect::Policy;
 use reqwest::{Client, StatusCode};
 
@@ -229,8 +229,10 @@ async fn llms_full_holds_every_page_once_and_filters_by_project() {
     let dir = tempfile::tempdir().expect("temp dir");
     copy_tree(&fixture("docs"), dir.path());
     std::fs::create_dir_all(dir.path().join("_overviews")).expect("mkdir");
+    // A page is added while it runs: mounted in place (under `spin up` too), not copied.
     let app = TestApp::builder()
         .content(dir.path())
+        .direct_mounts()
         .start()
         .await
         .expect("app starts");
@@ -277,10 +279,6 @@ async fn llms_full_holds_every_page_once_and_filters_by_project() {
     }
 
     // A page added after the start is in both at once (nothing is cached or prebuilt stale).
-    if skip_under_spin("`spin up` copies the content at start: a page added later is not seen") {
-        app.stop().await;
-        return;
-    }
     std::fs::write(
         dir.path().join("gamma/notes/later.md"),
         "---\ntitle: Later\nllms: optional\n---\nAdded later.\n",
@@ -453,11 +451,6 @@ async fn production_protects_every_agent_route() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
-    if dochub_tests::skip_under_spin(
-        "spin up copies the mounted files when it starts, so an edit made afterwards never reaches the component",
-    ) {
-        return;
-    }
     let content = tempfile::tempdir().expect("temp dir");
     copy_tree(&fixture("docs"), content.path());
     std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");
@@ -469,12 +462,14 @@ async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
         .mount(build.path(), "/prebuilt")
         .env("BUILD_DIR", "/prebuilt")
         .env("SERVE_PREBUILT", "1")
+        .direct_mounts()
         .start()
         .await
         .expect("app starts");
     let live = TestApp::builder()
         .content(content.path())
         .env("SERVE_PREBUILT", "0")
+        .direct_mounts()
         .start()
         .await
         .expect("app starts");

@@ -39,6 +39,9 @@ pub struct App {
     pub services: Services,
     /// Connection, request and instance limits.
     pub limits: Limits,
+    /// The copies of the mounted files, removed with the app (as `spin up` removes its
+    /// working folder).
+    _copies: tempfile::TempDir,
 }
 
 /// Settings for loading an app.
@@ -56,6 +59,9 @@ pub struct LoadOptions {
     pub env: Vec<(String, String)>,
     /// Connection, request and instance limits.
     pub limits: Limits,
+    /// Mount directories in place, so edits show without a restart (`spin up
+    /// --direct-mounts`); by default every mounted file is copied at start, as `spin up` does.
+    pub direct_mounts: bool,
 }
 
 /// How often the engine's epoch advances: the granularity of the request deadline (Spin's
@@ -135,6 +141,10 @@ impl App {
         let sqlite =
             SqliteDatabases::new(&sqlite_used, &options.sqlite_databases, &options.state_dir)?;
 
+        let copies = tempfile::Builder::new()
+            .prefix("dochub-host-")
+            .tempdir()
+            .context("cannot create a folder for the mounted files' copies")?;
         let mut components = HashMap::new();
         for (id, component) in &manifest.components {
             let source = manifest.resolve(&component.source);
@@ -157,7 +167,13 @@ impl App {
                 .with_context(|| {
                     format!("component `{id}` does not export wasi:http/incoming-handler@0.2.x")
                 })?;
-            let mounts = mounts(manifest, id, &component.files, &options.state_dir)?;
+            let mounts = mounts(
+                manifest,
+                id,
+                &component.files,
+                &copies.path().join(id),
+                options.direct_mounts,
+            )?;
             let config = ComponentConfig {
                 id: id.clone(),
                 key_value_stores: component.key_value_stores.clone(),
@@ -195,25 +211,25 @@ impl App {
                 pg: PgPools::new(options.limits.pg_connect_timeout),
             },
             limits: options.limits.clone(),
+            _copies: copies,
         })
     }
 }
 
-/// Directories are mounted in place, read-only. Globs and single files are copied into a staging
-/// folder mounted at `/`, as Spin does.
+/// What a component sees of its `files`: every file copied into `staging`, mounted at `/`,
+/// as `spin up` does (Spin v4.0.2's loader, `crates/loader/src/local.rs`: a directory is
+/// copied file by file through the glob `<dir>/**/*`, so its empty folders are not, and the
+/// copy does not change while the app runs). With `direct`, directories are mounted in place
+/// instead (`spin up --direct-mounts`) and only single files and patterns are copied.
 fn mounts(
     manifest: &AppManifest,
     component_id: &str,
     files: &[FileMount],
-    state_dir: &Path,
+    staging: &Path,
+    direct: bool,
 ) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let mut mounts = Vec::new();
-    let staging = state_dir.join("mounts").join(component_id);
     let mut staged = false;
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging)
-            .with_context(|| format!("cannot clear {}", staging.display()))?;
-    }
     for mount in files {
         match mount {
             FileMount::Placement {
@@ -243,10 +259,13 @@ fn mounts(
                         source.display()
                     )
                 })?;
-                if meta.is_dir() {
+                let target = staging.join(destination.trim_start_matches('/'));
+                if meta.is_dir() && direct {
                     mounts.push((source, destination.clone()));
+                } else if meta.is_dir() {
+                    copy_tree(&source, &target)?;
+                    staged = true;
                 } else {
-                    let target = staging.join(destination.trim_start_matches('/'));
                     copy_file(&source, &target)?;
                     staged = true;
                 }
@@ -258,6 +277,11 @@ fn mounts(
                     );
                 }
                 let full = manifest.base_dir.join(pattern);
+                if full.is_dir() {
+                    copy_tree(&full, &staging.join(pattern))?;
+                    staged = true;
+                    continue;
+                }
                 let full = full.to_string_lossy();
                 for entry in glob::glob(&full).with_context(|| {
                     format!("component `{component_id}`: bad files pattern `{pattern}`")
@@ -273,9 +297,23 @@ fn mounts(
         }
     }
     if staged {
-        mounts.push((staging, "/".to_string()));
+        mounts.push((staging.to_path_buf(), "/".to_string()));
     }
     Ok(mounts)
+}
+
+/// Copies every file under `from` (links followed) to the same place under `to`.
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
+    let pattern = Path::new(&glob::Pattern::escape(&from.to_string_lossy())).join("**/*");
+    for entry in glob::glob(&pattern.to_string_lossy())? {
+        let path = entry?;
+        if path.is_file() {
+            let relative = path.strip_prefix(from).unwrap_or(&path);
+            copy_file(&path, &to.join(relative))?;
+        }
+    }
+    Ok(())
 }
 
 fn copy_file(from: &Path, to: &Path) -> anyhow::Result<()> {
@@ -313,10 +351,10 @@ files = [{{ source = "{}", destination = "/content" }}]
     fn a_mount_from_outside_the_app_folder_is_refused_as_spin_refuses_it() {
         let app = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
-        let state = app.path().join(".spin");
+        let staging = app.path().join(".copies");
         let manifest = manifest_with_source(app.path(), elsewhere.path());
         let files = &manifest.components["web"].files;
-        let err = mounts(&manifest, "web", files, &state).unwrap_err();
+        let err = mounts(&manifest, "web", files, &staging, true).unwrap_err();
         assert!(
             err.to_string()
                 .contains("outside the application directory"),
@@ -327,10 +365,32 @@ files = [{{ source = "{}", destination = "/content" }}]
         std::os::unix::fs::symlink(elsewhere.path(), app.path().join("content")).unwrap();
         let manifest = manifest_with_source(app.path(), Path::new("content"));
         let files = &manifest.components["web"].files;
-        let mounted = mounts(&manifest, "web", files, &state).unwrap();
+        let mounted = mounts(&manifest, "web", files, &staging, true).unwrap();
         assert_eq!(
             mounted,
             vec![(app.path().join("content"), "/content".to_owned())]
         );
+    }
+
+    #[test]
+    fn a_mounted_folder_is_copied_file_by_file_unless_mounted_directly() {
+        let app = tempfile::tempdir().unwrap();
+        let content = app.path().join("content");
+        std::fs::create_dir_all(content.join("a/empty")).unwrap();
+        std::fs::write(content.join("a/page.md"), "page").unwrap();
+        std::fs::write(content.join(".hidden"), "hidden").unwrap();
+        let manifest = manifest_with_source(app.path(), Path::new("content"));
+        let files = &manifest.components["web"].files;
+        let staging = app.path().join(".copies/web");
+        let mounted = mounts(&manifest, "web", files, &staging, false).unwrap();
+        assert_eq!(mounted, vec![(staging.clone(), "/".to_owned())]);
+        let copy = staging.join("content");
+        assert_eq!(std::fs::read(copy.join("a/page.md")).unwrap(), b"page");
+        assert_eq!(std::fs::read(copy.join(".hidden")).unwrap(), b"hidden");
+        // Spin copies files, not folders: an empty folder is not in the copy.
+        assert!(!copy.join("a/empty").exists());
+        // The copy is the app's: a later edit of the source does not reach it.
+        std::fs::write(content.join("a/page.md"), "edited").unwrap();
+        assert_eq!(std::fs::read(copy.join("a/page.md")).unwrap(), b"page");
     }
 }

@@ -2,7 +2,8 @@
 //! `spin up` would, so the app runs and is tested without Spin installed.
 //!
 //! A faithful subset of Spin: manifest v2, Spin's routing rules and request headers, read-only
-//! file mounts, key-value stores (SQLite in `.spin/`, or Redis by runtime config) with
+//! file mounts (copied at start, as `spin up` copies them, or mounted in place with
+//! [`HostOptions::direct_mounts`]), key-value stores (SQLite in `.spin/`, or Redis by runtime config) with
 //! `wasi:keyvalue` atomics, SQLite databases ([`sqlite`]), variables (`SPIN_VARIABLE_*`),
 //! outbound PostgreSQL. A component that imports anything else is refused at start-up, naming the
 //! import. Where Spin's own behaviour is weak (key-value compare-and-swap, see [`kv`]; PostgreSQL
@@ -73,6 +74,9 @@ pub struct HostOptions {
     pub env: Vec<(String, String)>,
     /// Connection, request and instance limits ([`limits`]).
     pub limits: Limits,
+    /// Mount directories in place (`spin up --direct-mounts`) instead of copying every mounted
+    /// file at start as `spin up` does.
+    pub direct_mounts: bool,
 }
 
 impl Default for HostOptions {
@@ -85,6 +89,7 @@ impl Default for HostOptions {
             variables: HashMap::new(),
             env: Vec::new(),
             limits: Limits::default(),
+            direct_mounts: false,
         }
     }
 }
@@ -109,6 +114,7 @@ pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
             variables: options.variables.clone(),
             env: options.env.clone(),
             limits: options.limits.clone(),
+            direct_mounts: options.direct_mounts,
         },
     )
     .await?;

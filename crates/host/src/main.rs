@@ -27,6 +27,10 @@ struct Args {
     /// Folder for the SQLite key-value store; default `.spin` beside the manifest.
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    /// Mount directories in place, so that edits show without a restart (as `spin up
+    /// --direct-mounts`); by default every mounted file is copied at start, as `spin up` does.
+    #[arg(long)]
+    direct_mounts: bool,
     /// Set an environment variable in every component, as `spin up --env KEY=VALUE`.
     #[arg(long = "env", short = 'e', value_name = "KEY=VALUE", value_parser = parse_env)]
     env: Vec<(String, String)>,
@@ -102,6 +106,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         variables: Default::default(),
         env: args.env,
         limits,
+        direct_mounts: args.direct_mounts,
     })
     .await?;
     println!("Serving http://{}", host.addr());
