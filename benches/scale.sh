@@ -1,8 +1,9 @@
 #!/bin/sh
 # Scale benchmark (not a test; figures depend on the machine): search, docs pages and
 # manifests over generated trees of 300 and 10,000 pages under the local host, loaded by wrk,
-# once answering from the content tree (SERVE_PREBUILT=0, "live") and once from the prebuilt
-# index ("index"). Beside each search it times `rg -i -F -l` for the same term over the same
+# answering from the content tree (SERVE_PREBUILT=0, "live"), from the prebuilt index in the
+# copy the host makes at start as `spin up` does ("index"), and from the index with the folders
+# mounted in place, `--direct-mounts`, where every answer checks its folders' times ("direct"). Beside each search it times `rg -i -F -l` for the same term over the same
 # tree and prints the ratio rg time / p50. It also prints each tree's size and its index's
 # build time and size.
 #
@@ -10,7 +11,7 @@
 # The host runs in the dev profile (its dependencies optimised, as the tests run it);
 # SCALE_PROFILE=release builds and runs it in release instead.
 # SCALE_SHAPES (default "3x5x20 10x10x100"): projects x subprojects x pages per tree.
-# SCALE_MODES (default "live index"), SCALE_SECONDS (default 3) per route, SCALE_CONNECTIONS
+# SCALE_MODES (default "live index direct"), SCALE_SECONDS (default 3) per route, SCALE_CONNECTIONS
 # (default 4), SCALE_PORT (default 3918).
 # SCALE_WASM_DIR: take api.wasm, docs.wasm and overview.wasm from this folder (e.g. built from
 # an earlier commit, to measure "before") instead of this checkout's.
@@ -20,7 +21,7 @@ for tool in wrk rg; do
     command -v "$tool" >/dev/null || { echo "benches/scale.sh needs $tool (apt-get install -y wrk ripgrep)" >&2; exit 1; }
 done
 shapes="${SCALE_SHAPES:-3x5x20 10x10x100}"
-modes="${SCALE_MODES:-live index}"
+modes="${SCALE_MODES:-live index direct}"
 seconds="${SCALE_SECONDS:-3}"
 connections="${SCALE_CONNECTIONS:-4}"
 port="${SCALE_PORT:-3918}"
@@ -102,13 +103,14 @@ for shape in $shapes; do
     for mode in $modes; do
         set -- 
         if [ "$mode" = live ]; then set -- -e SERVE_PREBUILT=0; fi
+        if [ "$mode" = direct ]; then set -- --direct-mounts; fi
         "$bin/dochub-host" --manifest "$tree/spin.toml" --listen "127.0.0.1:$port" \
             --state-dir "$tree/state" "$@" >"$tree/host-$mode.log" 2>&1 &
         pid=$!
         i=0
         until curl -sf -o /dev/null "http://127.0.0.1:$port/api/health"; do
             i=$((i + 1))
-            if [ "$i" -gt 300 ]; then echo "host did not start:" >&2; cat "$tree/host-$mode.log" >&2; exit 1; fi
+            if [ "$i" -gt 600 ]; then echo "host did not start:" >&2; cat "$tree/host-$mode.log" >&2; exit 1; fi
             sleep 0.1
         done
         echo "-- $mode"
