@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use dochub_http::auth::token_digest;
-use dochub_tests::{TestApp, fixture};
+use dochub_tests::{AppBuilder, TestApp, fixture};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -739,16 +739,22 @@ fn build_of(content: &Path) -> tempfile::TempDir {
 }
 
 /// The app on `content` answering from `build` (mounted at /prebuilt), or from the tree alone.
-async fn start_with_build(content: &Path, build: Option<&Path>) -> TestApp {
+fn with_build(content: &Path, build: Option<&Path>) -> AppBuilder {
     let app = TestApp::builder().content(content);
-    let app = match build {
+    match build {
         Some(build) => app
             .mount(build, "/prebuilt")
             .env("BUILD_DIR", "/prebuilt")
             .env("SERVE_PREBUILT", "1"),
         None => app.env("SERVE_PREBUILT", "0"),
-    };
-    app.start().await.expect("app starts")
+    }
+}
+
+async fn start_with_build(content: &Path, build: Option<&Path>) -> TestApp {
+    with_build(content, build)
+        .start()
+        .await
+        .expect("app starts")
 }
 
 const QUERIES: &[&str] = &[
@@ -826,11 +832,7 @@ async fn a_copied_build_is_checked_once_per_start_and_the_result_kept() {
     std::fs::write(&page, &text).unwrap();
     let state = tempfile::tempdir().unwrap();
     let start = || {
-        TestApp::builder()
-            .content(content.path())
-            .mount(build.path(), "/prebuilt")
-            .env("BUILD_DIR", "/prebuilt")
-            .env("SERVE_PREBUILT", "1")
+        with_build(content.path(), Some(build.path()))
             .state_dir(state.path())
             .start()
     };
@@ -883,11 +885,7 @@ async fn a_stale_index_falls_back_to_the_tree() {
     let content = generated_tree(2, 2, 5);
     let build = build_of(content.path());
     // Edited while it runs: mounted in place (under `spin up` too), not copied at start.
-    let pre = TestApp::builder()
-        .content(content.path())
-        .mount(build.path(), "/prebuilt")
-        .env("BUILD_DIR", "/prebuilt")
-        .env("SERVE_PREBUILT", "1")
+    let pre = with_build(content.path(), Some(build.path()))
         .direct_mounts()
         .start()
         .await

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use dochub_tests::{TestApp, fixture};
+use dochub_tests::{AppBuilder, TestApp, fixture};
 use reqwest::redirect::Policy;
 use reqwest::{Client, Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -599,13 +599,19 @@ async fn bundled_docs_have_no_broken_links() {
 }
 
 /// The app on `content` reading the index in `build`, or (`None`) the tree alone.
-async fn start_with_build(content: &Path, build: Option<&Path>) -> TestApp {
+fn with_build(content: &Path, build: Option<&Path>) -> AppBuilder {
     let app = TestApp::builder().content(content);
-    let app = match build {
+    match build {
         Some(build) => app.mount(build, "/prebuilt").env("BUILD_DIR", "/prebuilt"),
         None => app.env("SERVE_PREBUILT", "0"),
-    };
-    app.start().await.expect("app starts")
+    }
+}
+
+async fn start_with_build(content: &Path, build: Option<&Path>) -> TestApp {
+    with_build(content, build)
+        .start()
+        .await
+        .expect("app starts")
 }
 
 /// Every docs address of a tree, some that do not exist, and searches.
@@ -672,10 +678,7 @@ async fn a_new_page_shows_at_once_though_the_index_is_older() {
     let root = dochub_content::ContentRoot::open(content.path()).expect("root");
     dochub_content::prebuilt::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
     // Edited while it runs: mounted in place (under `spin up` too), not copied at start.
-    let app = TestApp::builder()
-        .content(content.path())
-        .mount(build.path(), "/prebuilt")
-        .env("BUILD_DIR", "/prebuilt")
+    let app = with_build(content.path(), Some(build.path()))
         .direct_mounts()
         .start()
         .await

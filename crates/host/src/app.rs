@@ -47,7 +47,7 @@ pub struct App {
 /// Settings for loading an app.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
-    /// Where the SQLite key-value file and staged file mounts live (Spin's `.spin/`).
+    /// Where the SQLite key-value file lives (Spin's `.spin/`).
     pub state_dir: PathBuf,
     /// Key-value store backends from a runtime-config file.
     pub stores: HashMap<String, StoreConfig>,
