@@ -112,6 +112,8 @@ pub struct SpinUp {
     child: std::process::Child,
     addr: std::net::SocketAddr,
     log: PathBuf,
+    /// Where Spin writes each component's stdout and stderr (`<state dir>/logs`).
+    component_logs: Option<PathBuf>,
     _scratch: tempfile::TempDir,
 }
 
@@ -160,6 +162,7 @@ impl SpinUp {
             child,
             addr,
             log,
+            component_logs: options.state_dir.as_ref().map(|dir| dir.join("logs")),
             _scratch: scratch,
         };
         let deadline = std::time::Instant::now() + SPIN_START_TIMEOUT;
@@ -202,6 +205,20 @@ impl SpinUp {
 
 impl Drop for SpinUp {
     fn drop(&mut self) {
+        // A failing test's own output then says what Spin logged (its trap, its error).
+        if std::thread::panicking() {
+            eprintln!("--- `spin up` log ---\n{}", self.log_text());
+            let logs = self
+                .component_logs
+                .as_ref()
+                .and_then(|d| std::fs::read_dir(d).ok());
+            for entry in logs.into_iter().flatten().flatten() {
+                let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                if !text.is_empty() {
+                    eprintln!("--- {} ---\n{text}", entry.file_name().to_string_lossy());
+                }
+            }
+        }
         self.signal_group("TERM");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while std::time::Instant::now() < deadline {
@@ -358,13 +375,14 @@ impl AppBuilder {
                         }
                         _ => link_into(scratch, Path::new(&absolute(&root, source)))?,
                     };
-                    table.insert("source".into(), source.into());
+                    table.insert("source".into(), self.mount_source(scratch, source).into());
                     files.push(table.into());
                 }
             }
             for (host, guest) in &self.mounts {
                 let mut table = toml::Table::new();
-                table.insert("source".into(), link_into(scratch, host)?.into());
+                let source = link_into(scratch, host)?;
+                table.insert("source".into(), self.mount_source(scratch, source).into());
                 table.insert("destination".into(), guest.clone().into());
                 files.push(table.into());
             }
@@ -387,6 +405,19 @@ impl AppBuilder {
             }
         }
         Ok(toml::to_string(&doc)?)
+    }
+}
+
+impl AppBuilder {
+    /// How the derived manifest names `source`, a path in the app folder `scratch`: relative,
+    /// or absolute for `--direct-mounts`, where `spin up` resolves a relative source against
+    /// its working directory instead of the app folder.
+    fn mount_source(&self, scratch: &Path, source: String) -> String {
+        if self.direct_mounts {
+            scratch.join(source).to_string_lossy().into_owned()
+        } else {
+            source
+        }
     }
 }
 

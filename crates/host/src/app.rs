@@ -60,7 +60,8 @@ pub struct LoadOptions {
     /// Connection, request and instance limits.
     pub limits: Limits,
     /// Mount directories in place, so edits show without a restart (`spin up
-    /// --direct-mounts`); by default every mounted file is copied at start, as `spin up` does.
+    /// --direct-mounts`: only directories, a relative source resolved against the working
+    /// directory); by default every mounted file is copied at start, as `spin up` does.
     pub direct_mounts: bool,
 }
 
@@ -219,8 +220,8 @@ impl App {
 /// What a component sees of its `files`: every file copied into `staging`, mounted at `/`,
 /// as `spin up` does (Spin v4.0.2's loader, `crates/loader/src/local.rs`: a directory is
 /// copied file by file through the glob `<dir>/**/*`, so its empty folders are not, and the
-/// copy does not change while the app runs). With `direct`, directories are mounted in place
-/// instead (`spin up --direct-mounts`) and only single files and patterns are copied.
+/// copy does not change while the app runs). With `direct`, each source is a directory mounted
+/// in place ([`direct_mount`]).
 fn mounts(
     manifest: &AppManifest,
     component_id: &str,
@@ -231,6 +232,10 @@ fn mounts(
     let mut mounts = Vec::new();
     let mut staged = false;
     for mount in files {
+        if direct {
+            mounts.push(direct_mount(manifest, component_id, mount)?);
+            continue;
+        }
         match mount {
             FileMount::Placement {
                 source,
@@ -260,9 +265,7 @@ fn mounts(
                     )
                 })?;
                 let target = staging.join(destination.trim_start_matches('/'));
-                if meta.is_dir() && direct {
-                    mounts.push((source, destination.clone()));
-                } else if meta.is_dir() {
+                if meta.is_dir() {
                     copy_tree(&source, &target)?;
                     staged = true;
                 } else {
@@ -300,6 +303,41 @@ fn mounts(
         mounts.push((staging.to_path_buf(), "/".to_string()));
     }
     Ok(mounts)
+}
+
+/// A mount under `spin up --direct-mounts`, as Spin v4.0.2 makes it (`resolve_direct_mount` in
+/// `crates/loader/src/local.rs`, `SpinFilesMounter` in `crates/factor-wasi/src/spin.rs`): only
+/// a directory may be mounted, and that is checked against the app folder, but the folder
+/// mounted is the source resolved against the working directory of `spin up`, and it need not
+/// be inside the app folder. Where the two differ, Spin fails every request to the component
+/// ("SpinFilesMounter only supports directory mounts"); this host refuses to start instead.
+fn direct_mount(
+    manifest: &AppManifest,
+    component_id: &str,
+    mount: &FileMount,
+) -> anyhow::Result<(PathBuf, String)> {
+    let (source, destination) = match mount {
+        FileMount::Placement {
+            source,
+            destination,
+        } => (source.as_path(), destination),
+        FileMount::Pattern(pattern) => (Path::new(pattern), pattern),
+    };
+    let shown = source.display();
+    if !manifest.resolve(source).is_dir() {
+        bail!(
+            "component `{component_id}`: only directory mounts are supported with --direct-mounts (as under `spin up`); `{shown}` is not a directory"
+        );
+    }
+    let mounted = std::path::absolute(source)
+        .with_context(|| format!("component `{component_id}`: cannot resolve `{shown}`"))?;
+    if !mounted.is_dir() {
+        bail!(
+            "component `{component_id}`: with --direct-mounts, `spin up` mounts files source `{shown}` from its working directory, where {} is not a directory, and fails every request; run it from the app folder or give an absolute source",
+            mounted.display()
+        );
+    }
+    Ok((mounted, destination.clone()))
 }
 
 /// Copies every file under `from` (links followed) to the same place under `to`.
@@ -351,25 +389,57 @@ files = [{{ source = "{}", destination = "/content" }}]
     fn a_mount_from_outside_the_app_folder_is_refused_as_spin_refuses_it() {
         let app = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("page.md"), "page").unwrap();
         let staging = app.path().join(".copies");
         let manifest = manifest_with_source(app.path(), elsewhere.path());
         let files = &manifest.components["web"].files;
-        let err = mounts(&manifest, "web", files, &staging, true).unwrap_err();
+        let err = mounts(&manifest, "web", files, &staging, false).unwrap_err();
         assert!(
             err.to_string()
                 .contains("outside the application directory"),
             "{err}"
         );
 
-        // The same folder through a link inside the app folder is mounted.
+        // The same folder through a link inside the app folder is copied.
         std::os::unix::fs::symlink(elsewhere.path(), app.path().join("content")).unwrap();
         let manifest = manifest_with_source(app.path(), Path::new("content"));
         let files = &manifest.components["web"].files;
-        let mounted = mounts(&manifest, "web", files, &staging, true).unwrap();
+        mounts(&manifest, "web", files, &staging, false).unwrap();
         assert_eq!(
-            mounted,
-            vec![(app.path().join("content"), "/content".to_owned())]
+            std::fs::read(staging.join("content/page.md")).unwrap(),
+            b"page"
         );
+    }
+
+    #[test]
+    fn a_direct_mount_is_a_folder_resolved_as_spin_resolves_it() {
+        let app = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let staging = app.path().join(".copies");
+        // An absolute folder outside the app folder is mounted in place: Spin checks only that
+        // it is a directory.
+        let manifest = manifest_with_source(app.path(), elsewhere.path());
+        let files = &manifest.components["web"].files;
+        assert_eq!(
+            mounts(&manifest, "web", files, &staging, true).unwrap(),
+            vec![(elsewhere.path().to_path_buf(), "/content".to_owned())]
+        );
+
+        // A relative folder that is in the app folder but not in the working directory: Spin
+        // would mount the latter and fail every request.
+        let name = app.path().file_name().unwrap().to_owned();
+        std::fs::create_dir(app.path().join(&name)).unwrap();
+        let manifest = manifest_with_source(app.path(), Path::new(&name));
+        let files = &manifest.components["web"].files;
+        let err = mounts(&manifest, "web", files, &staging, true).unwrap_err();
+        assert!(err.to_string().contains("working directory"), "{err}");
+
+        // A single file is not mounted directly.
+        std::fs::write(app.path().join("one.md"), "one").unwrap();
+        let manifest = manifest_with_source(app.path(), Path::new("one.md"));
+        let files = &manifest.components["web"].files;
+        let err = mounts(&manifest, "web", files, &staging, true).unwrap_err();
+        assert!(err.to_string().contains("only directory mounts"), "{err}");
     }
 
     #[test]

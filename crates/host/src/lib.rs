@@ -74,8 +74,9 @@ pub struct HostOptions {
     pub env: Vec<(String, String)>,
     /// Connection, request and instance limits ([`limits`]).
     pub limits: Limits,
-    /// Mount directories in place (`spin up --direct-mounts`) instead of copying every mounted
-    /// file at start as `spin up` does.
+    /// Mount directories in place (`spin up --direct-mounts`: only directories, and a relative
+    /// source is resolved against the working directory, not the app folder) instead of copying
+    /// every mounted file at start as `spin up` does.
     pub direct_mounts: bool,
 }
 

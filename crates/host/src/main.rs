@@ -28,7 +28,9 @@ struct Args {
     #[arg(long)]
     state_dir: Option<PathBuf>,
     /// Mount directories in place, so that edits show without a restart (as `spin up
-    /// --direct-mounts`); by default every mounted file is copied at start, as `spin up` does.
+    /// --direct-mounts`, which also resolves relative sources against the working directory:
+    /// run it from the app folder); by default every mounted file is copied at start, as `spin
+    /// up` does.
     #[arg(long)]
     direct_mounts: bool,
     /// Set an environment variable in every component, as `spin up --env KEY=VALUE`.
