@@ -15,6 +15,8 @@
 # (default 4), SCALE_PORT (default 3918).
 # SCALE_WASM_DIR: take api.wasm, docs.wasm and overview.wasm from this folder (e.g. built from
 # an earlier commit, to measure "before") instead of this checkout's.
+# SCALE_SPIN_BIN: serve each tree with `$SCALE_SPIN_BIN up` (a real Spin) instead of dochub-host;
+# same manifest and flags.
 set -eu
 cd "$(dirname "$0")/.."
 for tool in wrk rg; do
@@ -42,12 +44,20 @@ wasm="${SCALE_WASM_DIR:-$PWD/target/wasm32-wasip2/wasm}"
 work="$(mktemp -d)"
 pid=""
 cleanup() {
-    if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+    if [ -n "$pid" ]; then stop_host; fi
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
 
 now_ns() { date +%s%N; }
+
+# Spin runs its trigger as a child process, so `spin up` starts in a session (and process group)
+# of its own and is stopped as a group.
+stop_host() {
+    if [ -n "$spin_bin" ]; then kill -- "-$pid" 2>/dev/null || true; else kill "$pid" 2>/dev/null || true; fi
+    wait "$pid" 2>/dev/null || true
+    pid=""
+}
 
 # Median wall time of `rg -i -F -l TERM TREE`, in ms, over 5 runs.
 rg_ms() {
@@ -79,7 +89,12 @@ load() {
     printf '  %-34s p50 %-9s p99 %-9s %8s req/s  %s%s\n' "$1" "$p50" "$p99" "$rps" "$ratio" "$errors"
 }
 
-echo "host: $bin/dochub-host ($profile profile); components from $wasm"
+spin_bin="${SCALE_SPIN_BIN:-}"
+if [ -n "$spin_bin" ]; then
+    echo "host: $spin_bin up ($("$spin_bin" --version)); components from $wasm"
+else
+    echo "host: $bin/dochub-host ($profile profile); components from $wasm"
+fi
 echo "$(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2), $connections connections, ${seconds}s per route, $(nproc) cores shared by host, wrk and rg"
 for shape in $shapes; do
     p="${shape%%x*}"; rest="${shape#*x}"; s="${rest%%x*}"; k="${rest#*x}"
@@ -104,8 +119,13 @@ for shape in $shapes; do
         set -- 
         if [ "$mode" = live ]; then set -- -e SERVE_PREBUILT=0; fi
         if [ "$mode" = direct ]; then set -- --direct-mounts; fi
-        "$bin/dochub-host" --manifest "$tree/spin.toml" --listen "127.0.0.1:$port" \
-            --state-dir "$tree/state" "$@" >"$tree/host-$mode.log" 2>&1 &
+        if [ -n "$spin_bin" ]; then
+            setsid "$spin_bin" up -f "$tree/spin.toml" --listen "127.0.0.1:$port" \
+                --state-dir "$tree/state" "$@" >"$tree/host-$mode.log" 2>&1 &
+        else
+            "$bin/dochub-host" --manifest "$tree/spin.toml" --listen "127.0.0.1:$port" \
+                --state-dir "$tree/state" "$@" >"$tree/host-$mode.log" 2>&1 &
+        fi
         pid=$!
         i=0
         until curl -sf -o /dev/null "http://127.0.0.1:$port/api/health"; do
@@ -122,7 +142,7 @@ for shape in $shapes; do
         load "/docs/p00/s00/"
         load "/api/manifest"
         load "/api/manifest/p00/s00"
-        kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+        stop_host
         if grep -q "warning" "$tree/host-$mode.log"; then
             echo "  (the host logged warnings:)"; grep "warning" "$tree/host-$mode.log" | sort | uniq -c | head -n 3
         fi
