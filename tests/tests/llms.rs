@@ -295,8 +295,10 @@ async fn llms_full_holds_every_page_once_and_filters_by_project() {
     app.stop().await;
 }
 
+/// A large answer streams in chunks and arrives whole; a small one goes out in one write, with
+/// its length (chunked, its last chunk could wait 40 ms for the client's delayed ACK).
 #[tokio::test(flavor = "multi_thread")]
-async fn a_large_tree_streams_whole() {
+async fn a_large_tree_streams_whole_and_a_small_answer_has_a_length() {
     let dir = tempfile::tempdir().expect("temp dir");
     let spec = dochub_content::corpus::Spec {
         projects: 2,
@@ -319,6 +321,20 @@ async fn a_large_tree_streams_whole() {
         res.body.len()
     );
     assert_full_text(&res.text(), &pages_on_disk(dir.path()));
+    assert_eq!(res.header("transfer-encoding"), "chunked");
+    assert_eq!(res.header("content-length"), "");
+
+    let page = get(&app, "/docs/p00/s00/page-0001").await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-length"), page.body.len().to_string());
+    assert_eq!(page.header("transfer-encoding"), "");
+    let head = client()
+        .head(app.url("/docs/p00/s00/page-0001"))
+        .send()
+        .await
+        .expect("HEAD");
+    assert_eq!(head.status(), 200);
+    assert!(head.bytes().await.expect("body").is_empty());
     app.stop().await;
 }
 

@@ -37,6 +37,13 @@ pub fn respond(out: ResponseOutparam, surface: Surface, incoming: &Incoming, res
 /// Sends `res`, then whatever more of the body `write` produces (nothing for `HEAD`); the body
 /// is finished only when everything was written. A failure half-way drops the body unfinished,
 /// which Spin (wasmtime-wasi-http) turns into an aborted response, not a short complete one.
+///
+/// A body that fits in [`BUFFER`] goes out whole, with a `content-length`. Chunked, its last
+/// chunk could reach the connection in a write of its own, which then waits for the client's
+/// delayed ACK of the first (40 ms on Linux: Nagle's algorithm, as neither Spin nor
+/// `dochub-host` sets `TCP_NODELAY`). Under `spin up` v4.0.2 that happened to most keep-alive
+/// requests that read the key-value store: its calls (`block_in_place`) move the guest to
+/// another thread while the connection's task flushes what the guest has written so far.
 pub fn send(
     out: ResponseOutparam,
     surface: Surface,
@@ -46,48 +53,50 @@ pub fn send(
 ) {
     let log = |message: &str| crate::log(surface, incoming, message);
     let head = incoming.method.eq_ignore_ascii_case("HEAD");
-    let headers: Vec<(String, Vec<u8>)> = res
-        .headers
-        .iter()
-        .map(|(name, value)| ((*name).to_owned(), value.clone().into_bytes()))
-        .collect();
-    let fields = match Fields::from_list(&headers) {
-        Ok(fields) => fields,
-        Err(e) => {
-            log(&format!("error: cannot send the response headers: {e:?}"));
-            Fields::new()
-        }
-    };
-    let response = OutgoingResponse::new(fields);
-    if response.set_status_code(res.status).is_err() {
-        log(&format!("error: invalid status {}", res.status));
-    }
-    let Ok(body) = response.body() else {
-        log("error: the response body was already taken");
-        return;
-    };
-    let Ok(stream) = body.write() else {
-        log("error: the response body is not writable");
-        return;
-    };
     let mut writer = BodyWriter {
-        stream: &stream,
-        unsent: Some((out, response)),
+        unsent: Some(Unsent {
+            out,
+            status: res.status,
+            headers: res
+                .headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), value.clone().into_bytes()))
+                .collect(),
+        }),
+        unset: None,
+        body: None,
         client_left: false,
+        log: &log,
     };
-    let written = {
-        let mut sink = io::BufWriter::with_capacity(BUFFER, &mut writer);
-        let result = if head {
-            Ok(())
-        } else {
-            sink.write_all(&res.body)
-                .map_err(|e| e.to_string())
-                .and_then(|()| write(&mut sink))
-        };
-        result.and_then(|()| sink.flush().map_err(|e| e.to_string()))
+    let mut sink = io::BufWriter::with_capacity(BUFFER, &mut writer);
+    let result = if head {
+        Ok(())
+    } else {
+        sink.write_all(&res.body)
+            .map_err(|e| e.to_string())
+            .and_then(|()| write(&mut sink))
     };
+    // Unless the buffer overflowed into the body already, what it holds is the whole body.
+    let (writer, rest) = sink.into_parts();
+    let rest = rest.unwrap_or_else(|panicked| panicked.into_inner());
+    let whole = !head && result.is_ok() && writer.body.is_none();
+    let started = writer
+        .start(whole.then_some(rest.len()))
+        .map_err(|e| e.to_string());
+    let written = result.and(started).and_then(|()| {
+        writer
+            .write_all(&rest)
+            .and_then(|()| writer.flush())
+            .map_err(|e| e.to_string())
+    });
     writer.respond();
     let client_left = writer.client_left;
+    let Some((body, stream)) = writer.body.take() else {
+        if let Err(e) = written {
+            log(&format!("error: cannot send the response: {e}"));
+        }
+        return;
+    };
     drop(stream);
     match written {
         Ok(()) => {
@@ -108,50 +117,109 @@ pub fn send(
     }
 }
 
-/// An [`io::Write`] into the response body that sets the response once the first chunk is
-/// written. Head and first chunk then reach the connection together: sent apart, the body's
-/// segment waits (Nagle's algorithm) for the client's delayed ACK of the head, 40 ms on Linux,
-/// as neither Spin nor `dochub-host` sets `TCP_NODELAY`.
+/// The response before it is created: its headers are final only once it is known whether
+/// the whole body fits in one write.
+struct Unsent {
+    out: ResponseOutparam,
+    status: u16,
+    headers: Vec<(String, Vec<u8>)>,
+}
+
+/// An [`io::Write`] into the response body. The response is created on the first write (or
+/// by [`BodyWriter::start`] with the whole body's length) and set once the first chunk is
+/// written: head and first chunk then reach the connection together, where sent apart the body
+/// would wait for the client's delayed ACK of the head.
 struct BodyWriter<'a> {
-    stream: &'a OutputStream,
-    unsent: Option<(ResponseOutparam, OutgoingResponse)>,
+    unsent: Option<Unsent>,
+    /// Created, not yet set.
+    unset: Option<(ResponseOutparam, OutgoingResponse)>,
+    body: Option<(OutgoingBody, OutputStream)>,
     /// The stream reported the connection closed.
     client_left: bool,
+    log: &'a dyn Fn(&str),
 }
 
 impl BodyWriter<'_> {
-    fn failed(&mut self, e: StreamError) -> io::Error {
-        self.client_left |= matches!(e, StreamError::Closed);
-        io::Error::other(format!("{e:?}"))
+    /// Creates the response, with `content_length` when the whole body is known.
+    fn start(&mut self, content_length: Option<usize>) -> io::Result<()> {
+        let Some(Unsent {
+            out,
+            status,
+            mut headers,
+        }) = self.unsent.take()
+        else {
+            return Ok(());
+        };
+        if let Some(length) = content_length {
+            headers.push(("content-length".to_owned(), length.to_string().into_bytes()));
+        }
+        let fields = Fields::from_list(&headers).unwrap_or_else(|e| {
+            (self.log)(&format!("error: cannot send the response headers: {e:?}"));
+            Fields::new()
+        });
+        let response = OutgoingResponse::new(fields);
+        if response.set_status_code(status).is_err() {
+            (self.log)(&format!("error: invalid status {status}"));
+        }
+        let body = response
+            .body()
+            .map_err(|()| io::Error::other("the response body was already taken"))?;
+        let stream = body
+            .write()
+            .map_err(|()| io::Error::other("the response body is not writable"))?;
+        self.unset = Some((out, response));
+        self.body = Some((body, stream));
+        Ok(())
     }
 
     /// Sets the response, if it is not set yet.
     fn respond(&mut self) {
-        if let Some((out, response)) = self.unsent.take() {
+        if let Some((out, response)) = self.unset.take() {
             out.set(response);
         }
     }
 }
 
+fn stream_error(client_left: &mut bool, e: StreamError) -> io::Error {
+    *client_left |= matches!(e, StreamError::Closed);
+    io::Error::other(format!("{e:?}"))
+}
+
 impl Write for BodyWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.start(None)?;
+        let Some((_, stream)) = &self.body else {
+            return Err(io::Error::other("the response has no body"));
+        };
         let permit = loop {
-            let permit = self.stream.check_write().map_err(|e| self.failed(e))?;
+            let permit = stream
+                .check_write()
+                .map_err(|e| stream_error(&mut self.client_left, e))?;
             if permit > 0 {
                 break permit;
             }
             // The body's buffer is full; it drains only once the response is set.
-            self.respond();
-            self.stream.subscribe().block();
+            if let Some((out, response)) = self.unset.take() {
+                out.set(response);
+            }
+            stream.subscribe().block();
         };
         let n = buf.len().min(usize::try_from(permit).unwrap_or(usize::MAX));
-        self.stream.write(&buf[..n]).map_err(|e| self.failed(e))?;
+        stream
+            .write(&buf[..n])
+            .map_err(|e| stream_error(&mut self.client_left, e))?;
         self.respond();
         Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.start(None)?;
         self.respond();
-        self.stream.blocking_flush().map_err(|e| self.failed(e))
+        let Some((_, stream)) = &self.body else {
+            return Err(io::Error::other("the response has no body"));
+        };
+        stream
+            .blocking_flush()
+            .map_err(|e| stream_error(&mut self.client_left, e))
     }
 }
