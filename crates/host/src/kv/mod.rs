@@ -24,6 +24,12 @@
 //! After a failed swap the guest receives a fresh handle whose `current()` was already read, as
 //! Spin hands back. The one deliberate difference: a wrong-length counter is an error here, where
 //! Spin's panic poisons its store lock and every key-value call of the app fails from then on.
+//!
+//! Not reproduced, as it changes timing only: Spin runs each SQLite call in tokio's
+//! `block_in_place`, which moves the rest of the worker's tasks (the connection's among them) to
+//! another thread, so a chunked response body can be flushed in pieces while the guest is still
+//! writing it; this host runs the calls with `spawn_blocking`. `dochub_http::spin::send` sends
+//! small bodies whole with a `content-length`, so neither host leaves a last chunk waiting.
 
 mod host;
 mod redis_store;
