@@ -334,6 +334,17 @@ impl AppBuilder {
         })
     }
 
+    /// How the derived manifest names `source`, a path in the app folder `scratch`: relative,
+    /// or absolute for `--direct-mounts`, where `spin up` resolves a relative source against
+    /// its working directory instead of the app folder.
+    fn mount_source(&self, scratch: &Path, source: String) -> String {
+        if self.direct_mounts {
+            scratch.join(source).to_string_lossy().into_owned()
+        } else {
+            source
+        }
+    }
+
     fn derive_manifest(&self, scratch: &Path) -> anyhow::Result<String> {
         let root = repo_root();
         let text = std::fs::read_to_string(root.join("spin.toml"))?;
@@ -405,19 +416,6 @@ impl AppBuilder {
             }
         }
         Ok(toml::to_string(&doc)?)
-    }
-}
-
-impl AppBuilder {
-    /// How the derived manifest names `source`, a path in the app folder `scratch`: relative,
-    /// or absolute for `--direct-mounts`, where `spin up` resolves a relative source against
-    /// its working directory instead of the app folder.
-    fn mount_source(&self, scratch: &Path, source: String) -> String {
-        if self.direct_mounts {
-            scratch.join(source).to_string_lossy().into_owned()
-        } else {
-            source
-        }
     }
 }
 

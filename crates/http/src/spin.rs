@@ -174,9 +174,13 @@ impl BodyWriter<'_> {
 
     /// Sets the response, if it is not set yet.
     fn respond(&mut self) {
-        if let Some((out, response)) = self.unset.take() {
-            out.set(response);
-        }
+        set_response(&mut self.unset);
+    }
+}
+
+fn set_response(unset: &mut Option<(ResponseOutparam, OutgoingResponse)>) {
+    if let Some((out, response)) = unset.take() {
+        out.set(response);
     }
 }
 
@@ -199,9 +203,7 @@ impl Write for BodyWriter<'_> {
                 break permit;
             }
             // The body's buffer is full; it drains only once the response is set.
-            if let Some((out, response)) = self.unset.take() {
-                out.set(response);
-            }
+            set_response(&mut self.unset);
             stream.subscribe().block();
         };
         let n = buf.len().min(usize::try_from(permit).unwrap_or(usize::MAX));
