@@ -107,7 +107,8 @@ pub async fn serve(options: dochub_host::HostOptions) -> anyhow::Result<Server> 
     }
 }
 
-/// A `spin up` child process, in a process group of its own (Spin runs its trigger as a child).
+/// A server in a child process, in a process group of its own: a `spin up` (Spin runs its
+/// trigger as a child), or the README's `cargo run` of the host.
 pub struct SpinUp {
     child: std::process::Child,
     addr: std::net::SocketAddr,
@@ -122,14 +123,7 @@ const SPIN_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1
 
 impl SpinUp {
     fn start(bin: &Path, options: &dochub_host::HostOptions) -> anyhow::Result<Self> {
-        use std::os::unix::process::CommandExt;
-        let addr = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
-            probe.local_addr()?
-        };
-        let scratch = tempfile::tempdir()?;
-        let log = scratch.path().join("spin-up.log");
-        let log_file = std::fs::File::create(&log)?;
+        let addr = free_loopback_addr()?;
         let mut cmd = std::process::Command::new(bin);
         cmd.arg("up")
             .arg("--listen")
@@ -151,44 +145,67 @@ impl SpinUp {
         for (name, value) in &options.variables {
             cmd.env(format!("SPIN_VARIABLE_{}", name.to_uppercase()), value);
         }
+        let component_logs = options.state_dir.as_ref().map(|dir| dir.join("logs"));
+        Self::spawn(cmd, addr, component_logs, SPIN_START_TIMEOUT)
+    }
+
+    /// Runs `cmd` (a server told to listen on `addr`) in a process group of its own, its output
+    /// kept in a log, and waits up to `timeout` until `addr` accepts connections. Dropping it
+    /// stops the whole group; a failing test prints the log and the files in `component_logs`.
+    pub fn spawn(
+        mut cmd: std::process::Command,
+        addr: std::net::SocketAddr,
+        component_logs: Option<PathBuf>,
+        timeout: std::time::Duration,
+    ) -> anyhow::Result<Self> {
+        use std::os::unix::process::CommandExt;
+        let scratch = tempfile::tempdir()?;
+        let log = scratch.path().join("server.log");
+        let log_file = std::fs::File::create(&log)?;
         cmd.stdin(std::process::Stdio::null())
             .stdout(log_file.try_clone()?)
             .stderr(log_file)
             .process_group(0);
         let child = cmd
             .spawn()
-            .with_context(|| format!("cannot run {}", bin.display()))?;
-        let mut spin = SpinUp {
+            .with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
+        let mut server = SpinUp {
             child,
             addr,
             log,
-            component_logs: options.state_dir.as_ref().map(|dir| dir.join("logs")),
+            component_logs,
             _scratch: scratch,
         };
-        let deadline = std::time::Instant::now() + SPIN_START_TIMEOUT;
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        let deadline = std::time::Instant::now() + timeout;
         loop {
-            if let Some(status) = spin.child.try_wait()? {
+            if let Some(status) = server.child.try_wait()? {
                 anyhow::bail!(
-                    "`spin up` exited ({status}) before listening:\n{}",
-                    spin.log_text()
+                    "`{program}` exited ({status}) before listening:\n{}",
+                    server.log_text()
                 );
             }
             if std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200))
                 .is_ok()
             {
-                return Ok(spin);
+                return Ok(server);
             }
             if std::time::Instant::now() > deadline {
                 anyhow::bail!(
-                    "`spin up` did not listen on {addr} in time:\n{}",
-                    spin.log_text()
+                    "`{program}` did not listen on {addr} in time:\n{}",
+                    server.log_text()
                 );
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
 
-    /// What `spin up` printed so far.
+    /// The address it listens on.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+
+    /// What the server printed so far.
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -207,7 +224,7 @@ impl Drop for SpinUp {
     fn drop(&mut self) {
         // A failing test's own output then says what Spin logged (its trap, its error).
         if std::thread::panicking() {
-            eprintln!("--- `spin up` log ---\n{}", self.log_text());
+            eprintln!("--- server log ---\n{}", self.log_text());
             let logs = self
                 .component_logs
                 .as_ref()
@@ -479,6 +496,12 @@ impl TestApp {
     pub async fn stop(self) {
         self.host.shutdown().await;
     }
+}
+
+/// A loopback address with a port that was free a moment ago, for a server in a child process.
+pub fn free_loopback_addr() -> anyhow::Result<std::net::SocketAddr> {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(probe.local_addr()?)
 }
 
 /// Whether a local service (PostgreSQL, Redis) answers on `addr`. Without it, a test that needs

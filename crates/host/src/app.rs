@@ -217,11 +217,9 @@ impl App {
     }
 }
 
-/// What a component sees of its `files`: every file copied into `staging`, mounted at `/`,
-/// as `spin up` does (Spin v4.0.2's loader, `crates/loader/src/local.rs`: a directory is
-/// copied file by file through the glob `<dir>/**/*`, so its empty folders are not, and the
-/// copy does not change while the app runs). With `direct`, each source is a directory mounted
-/// in place ([`direct_mount`]).
+/// What a component sees of its `files`: every file copied into `staging` ([`stage_files`]),
+/// mounted at `/`, as `spin up` does; with `direct`, each source is a directory mounted in place
+/// ([`direct_mount`]).
 fn mounts(
     manifest: &AppManifest,
     component_id: &str,
@@ -229,45 +227,62 @@ fn mounts(
     staging: &Path,
     direct: bool,
 ) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    let mut mounts = Vec::new();
+    if direct {
+        return files
+            .iter()
+            .map(|mount| direct_mount(manifest, component_id, mount))
+            .collect();
+    }
+    let staged = stage_files(manifest, files, staging)
+        .with_context(|| format!("component `{component_id}`: cannot copy its files"))?;
+    Ok(if staged {
+        vec![(staging.to_path_buf(), "/".to_string())]
+    } else {
+        Vec::new()
+    })
+}
+
+/// Copies the files a component mounts into `staging`, as Spin v4.0.2's loader does
+/// (`copy_file_mounts` in `crates/loader/src/local.rs`); true when anything was copied.
+///
+/// - `{ source, destination }`: a directory is copied file by file through the glob
+///   `<source>/**/*`, so its empty folders are not; a file is copied to `destination`.
+/// - A pattern naming a directory is copied through `<dir>/**/*` to `<dir>/<path from the app
+///   folder>`, so `"static"` lands at `/static/static/...`: that is what Spin does.
+/// - Any other pattern is a glob in the app folder, each match kept at its path from there.
+///
+/// Every file must lie inside the app folder (Spin: "cannot be mapped because it is outside the
+/// application directory"), checked on the path as written, as Spin checks it. A path that
+/// cannot be mapped into the copy is an error naming it, never a silent fallback. Spin reads the
+/// app folder and each source as part of a glob pattern, so a folder name with `*`, `?` or `[`
+/// would mount nothing there: it is refused here, naming the path.
+fn stage_files(
+    manifest: &AppManifest,
+    files: &[FileMount],
+    staging: &Path,
+) -> anyhow::Result<bool> {
+    meant_literally(&manifest.base_dir)?;
     let mut staged = false;
     for mount in files {
-        if direct {
-            mounts.push(direct_mount(manifest, component_id, mount)?);
-            continue;
-        }
         match mount {
             FileMount::Placement {
                 source,
                 destination,
             } => {
                 let source = manifest.resolve(source);
-                // Spin v4.0.2 copies each file it mounts and refuses one whose path does not
-                // start with the app folder's (`crates/loader/src/local.rs`), so an absolute
-                // source elsewhere fails there; a symbolic link inside the folder is followed.
-                let inside = match (
-                    std::path::absolute(&source),
-                    std::path::absolute(&manifest.base_dir),
-                ) {
-                    (Ok(source), Ok(base)) => source.starts_with(base),
-                    _ => false,
-                };
-                if !inside {
+                meant_literally(&source)?;
+                if !source.starts_with(&manifest.base_dir) {
                     bail!(
-                        "component `{component_id}`: files source {} cannot be mapped because it is outside the application directory (as under `spin up`); link it into the app folder",
-                        source.display()
+                        "files source {} cannot be mapped because it is outside the application directory {} (as under `spin up`); link it into the app folder",
+                        source.display(),
+                        manifest.base_dir.display()
                     );
                 }
-                let meta = std::fs::metadata(&source).with_context(|| {
-                    format!(
-                        "component `{component_id}`: files source {} is missing",
-                        source.display()
-                    )
-                })?;
+                let meta = std::fs::metadata(&source)
+                    .with_context(|| format!("files source {} is missing", source.display()))?;
                 let target = staging.join(destination.trim_start_matches('/'));
                 if meta.is_dir() {
-                    copy_tree(&source, &target)?;
-                    staged = true;
+                    staged |= copy_glob(manifest, &source.join("**/*"), &source, &target)?;
                 } else {
                     copy_file(&source, &target)?;
                     staged = true;
@@ -275,34 +290,76 @@ fn mounts(
             }
             FileMount::Pattern(pattern) => {
                 if Path::new(pattern).is_absolute() || pattern.split('/').any(|s| s == "..") {
-                    bail!(
-                        "component `{component_id}`: files pattern `{pattern}` must stay inside the app folder"
-                    );
+                    bail!("files pattern `{pattern}` must stay inside the app folder");
                 }
-                let full = manifest.base_dir.join(pattern);
-                if full.is_dir() {
-                    copy_tree(&full, &staging.join(pattern))?;
+                let path = manifest.base_dir.join(pattern);
+                if path.is_dir() {
+                    let target = staging.join(pattern);
+                    staged |= copy_glob(manifest, &path.join("**/*"), &manifest.base_dir, &target)?;
+                } else if path.is_file() {
+                    copy_file(&path, &staging.join(pattern))?;
                     staged = true;
-                    continue;
-                }
-                let full = full.to_string_lossy();
-                for entry in glob::glob(&full).with_context(|| {
-                    format!("component `{component_id}`: bad files pattern `{pattern}`")
-                })? {
-                    let path = entry?;
-                    if path.is_file() {
-                        let relative = path.strip_prefix(&manifest.base_dir).unwrap_or(&path);
-                        copy_file(&path, &staging.join(relative))?;
-                        staged = true;
-                    }
+                } else if glob::Pattern::escape(pattern) != *pattern {
+                    staged |= copy_glob(manifest, &path, &manifest.base_dir, staging)?;
+                } else {
+                    bail!("files pattern `{pattern}` does not exist and is not a glob pattern");
                 }
             }
         }
     }
-    if staged {
-        mounts.push((staging.to_path_buf(), "/".to_string()));
+    Ok(staged)
+}
+
+/// Refuses a path that Spin puts into a glob pattern but means literally (the app folder, a
+/// source) when its name holds glob characters: `spin up` would match other files, or none.
+fn meant_literally(path: &Path) -> anyhow::Result<()> {
+    let text = path.to_string_lossy();
+    if glob::Pattern::escape(&text) != text {
+        bail!(
+            "{} holds `*`, `?` or `[` in its path; `spin up` reads the path as a glob pattern and would mount other files or none: rename it",
+            path.display()
+        );
     }
-    Ok(mounts)
+    Ok(())
+}
+
+/// Copies every file that `pattern` matches to its path from `prefix`, under `target`; true
+/// when it copied any.
+fn copy_glob(
+    manifest: &AppManifest,
+    pattern: &Path,
+    prefix: &Path,
+    target: &Path,
+) -> anyhow::Result<bool> {
+    let pattern = pattern
+        .to_str()
+        .with_context(|| format!("files pattern {} is not UTF-8", pattern.display()))?;
+    std::fs::create_dir_all(target)
+        .with_context(|| format!("cannot create {}", target.display()))?;
+    let mut copied = false;
+    for entry in glob::glob(pattern).with_context(|| format!("bad files pattern `{pattern}`"))? {
+        let path = entry?;
+        if !path.is_file() {
+            continue;
+        }
+        if !path.starts_with(&manifest.base_dir) {
+            bail!(
+                "{} cannot be mapped because it is outside the application directory {}",
+                path.display(),
+                manifest.base_dir.display()
+            );
+        }
+        let relative = path.strip_prefix(prefix).with_context(|| {
+            format!(
+                "{} cannot be mapped: it does not lie under {}",
+                path.display(),
+                prefix.display()
+            )
+        })?;
+        copy_file(&path, &target.join(relative))?;
+        copied = true;
+    }
+    Ok(copied)
 }
 
 /// A mount under `spin up --direct-mounts`, as Spin v4.0.2 makes it (`resolve_direct_mount` in
@@ -340,20 +397,6 @@ fn direct_mount(
     Ok((mounted, destination.clone()))
 }
 
-/// Copies every file under `from` (links followed) to the same place under `to`.
-fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
-    let pattern = Path::new(&glob::Pattern::escape(&from.to_string_lossy())).join("**/*");
-    for entry in glob::glob(&pattern.to_string_lossy())? {
-        let path = entry?;
-        if path.is_file() {
-            let relative = path.strip_prefix(from).unwrap_or(&path);
-            copy_file(&path, &to.join(relative))?;
-        }
-    }
-    Ok(())
-}
-
 fn copy_file(from: &Path, to: &Path) -> anyhow::Result<()> {
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent)?;
@@ -365,6 +408,8 @@ fn copy_file(from: &Path, to: &Path) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn manifest_with_source(base: &Path, source: &Path) -> AppManifest {
@@ -395,9 +440,8 @@ files = [{{ source = "{}", destination = "/content" }}]
         let files = &manifest.components["web"].files;
         let err = mounts(&manifest, "web", files, &staging, false).unwrap_err();
         assert!(
-            err.to_string()
-                .contains("outside the application directory"),
-            "{err}"
+            format!("{err:#}").contains("outside the application directory"),
+            "{err:#}"
         );
 
         // The same folder through a link inside the app folder is copied.
@@ -462,5 +506,118 @@ files = [{{ source = "{}", destination = "/content" }}]
         // The copy is the app's: a later edit of the source does not reach it.
         std::fs::write(content.join("a/page.md"), "edited").unwrap();
         assert_eq!(std::fs::read(copy.join("a/page.md")).unwrap(), b"page");
+    }
+
+    /// The files `stage_files` copies for the manifest `name`, read from the working directory
+    /// `cwd`, by path inside the copy.
+    fn staged_tree(cwd: &Path, name: &str) -> anyhow::Result<BTreeMap<String, String>> {
+        let manifest = AppManifest::from_file_in(Path::new(name), cwd)?;
+        let staging = tempfile::tempdir()?;
+        stage_files(&manifest, &manifest.components["web"].files, staging.path())?;
+        let mut tree = BTreeMap::new();
+        let pattern = format!("{}/**/*", staging.path().display());
+        for path in glob::glob(&pattern)? {
+            let path = path?;
+            if path.is_file() {
+                let inside = path.strip_prefix(staging.path())?;
+                tree.insert(
+                    inside.to_string_lossy().into_owned(),
+                    std::fs::read_to_string(&path)?,
+                );
+            }
+        }
+        Ok(tree)
+    }
+
+    /// An app folder `name` under `root` with a manifest that mounts `content/` and a pattern.
+    fn app_folder(root: &Path, name: &str) -> PathBuf {
+        let app = root.join(name);
+        std::fs::create_dir_all(app.join("content/sub")).unwrap();
+        std::fs::create_dir_all(app.join("static")).unwrap();
+        std::fs::write(app.join("content/a.md"), "a").unwrap();
+        std::fs::write(app.join("content/sub/b.md"), "b").unwrap();
+        std::fs::write(app.join("static/site.css"), "css").unwrap();
+        std::fs::write(app.join("static/notes.txt"), "notes").unwrap();
+        std::fs::write(
+            app.join("spin.toml"),
+            r#"
+spin_manifest_version = 2
+[application]
+name = "demo"
+[[trigger.http]]
+route = "/..."
+component = "web"
+[component.web]
+source = "web.wasm"
+files = [{ source = "content", destination = "/content" }, "static/*.css"]
+"#,
+        )
+        .unwrap();
+        app
+    }
+
+    #[test]
+    fn every_way_of_naming_the_manifest_stages_the_same_tree() {
+        let root = tempfile::tempdir().unwrap();
+        let app = app_folder(root.path(), "my docs app");
+        let other = root.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        let expected: BTreeMap<String, String> = [
+            ("content/a.md", "a"),
+            ("content/sub/b.md", "b"),
+            ("static/site.css", "css"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let absolute = app.join("spin.toml");
+        let ways = [
+            (app.as_path(), "spin.toml"),
+            (app.as_path(), "./spin.toml"),
+            (root.path(), "my docs app/spin.toml"),
+            (root.path(), "./my docs app/../my docs app/spin.toml"),
+            (other.as_path(), "../my docs app/spin.toml"),
+            (other.as_path(), absolute.to_str().unwrap()),
+        ];
+        for (cwd, name) in ways {
+            let tree = staged_tree(cwd, name)
+                .unwrap_or_else(|e| panic!("`{name}` from {}: {e:#}", cwd.display()));
+            assert_eq!(tree, expected, "`{name}` from {}", cwd.display());
+        }
+    }
+
+    #[test]
+    fn a_pattern_naming_a_folder_is_copied_where_spin_copies_it() {
+        let root = tempfile::tempdir().unwrap();
+        let app = app_folder(root.path(), "app");
+        let text = std::fs::read_to_string(app.join("spin.toml")).unwrap();
+        std::fs::write(
+            app.join("spin.toml"),
+            text.replace("\"static/*.css\"", "\"static\""),
+        )
+        .unwrap();
+        let tree = staged_tree(&app, "spin.toml").unwrap();
+        // Spin v4.0.2 joins the folder's path from the app folder to the pattern's own.
+        assert_eq!(tree["static/static/site.css"], "css");
+        assert_eq!(tree["static/static/notes.txt"], "notes");
+    }
+
+    #[test]
+    fn a_missing_source_or_a_glob_character_in_a_path_is_an_error_naming_it() {
+        let root = tempfile::tempdir().unwrap();
+        let app = app_folder(root.path(), "docs [draft]");
+        let err = staged_tree(&app, "spin.toml").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("docs [draft]") && format!("{err:#}").contains("rename"),
+            "{err:#}"
+        );
+
+        let app = app_folder(root.path(), "app");
+        std::fs::remove_dir_all(app.join("content")).unwrap();
+        let err = staged_tree(&app, "spin.toml").unwrap_err();
+        assert!(
+            format!("{err:#}").contains(&format!("{} is missing", app.join("content").display())),
+            "{err:#}"
+        );
     }
 }

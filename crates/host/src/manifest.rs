@@ -130,24 +130,33 @@ struct RawTriggers {
 }
 
 impl AppManifest {
-    /// Reads and validates a manifest file.
+    /// Reads and validates a manifest file; a relative path is taken from the working directory.
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        Self::from_file_in(path, &cwd)
+    }
+
+    /// [`AppManifest::from_file`] with `cwd` standing for the working directory.
+    ///
+    /// The app folder is the manifest's parent made absolute and free of `.` and `..` without
+    /// touching the disk, as Spin v4.0.2's loader makes it (`parent_dir`, then
+    /// `safe_canonicalize` through `path-absolutize`, in `crates/loader`): the paths the mounts'
+    /// globs return then start with it, however the manifest was named (`spin.toml`,
+    /// `./spin.toml`, `../app/spin.toml`, a folder with spaces).
+    pub fn from_file_in(path: &Path, cwd: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(cwd.join(path))
             .with_context(|| format!("cannot read manifest `{}`", path.display()))?;
-        let base_dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-        let base_dir = if base_dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            base_dir
+        let parent = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
         };
+        let base_dir = app_folder(parent, cwd)?;
         Self::from_toml(&text, &base_dir)
             .with_context(|| format!("invalid manifest `{}`", path.display()))
     }
 
-    /// Parses manifest text; relative paths resolve against `base_dir`.
+    /// Parses manifest text; relative paths resolve against `base_dir`, which must be absolute
+    /// and free of `.` and `..` (as [`AppManifest::from_file`] makes it).
     pub fn from_toml(text: &str, base_dir: &Path) -> anyhow::Result<Self> {
         let raw: RawManifest = toml::from_str(text)?;
         if raw.spin_manifest_version != 2 {
@@ -200,6 +209,15 @@ impl AppManifest {
             self.base_dir.join(path)
         }
     }
+}
+
+/// `folder` (relative to `cwd`) as an absolute path without `.` or `..`, computed as Spin does.
+fn app_folder(folder: &Path, cwd: &Path) -> anyhow::Result<PathBuf> {
+    use path_absolutize::Absolutize;
+    let absolute = folder
+        .absolutize_from(cwd)
+        .with_context(|| format!("invalid manifest folder `{}`", folder.display()))?;
+    Ok(absolute.into_owned())
 }
 
 #[cfg(test)]

@@ -48,7 +48,10 @@ pub fn load(path: &Path) -> anyhow::Result<RuntimeConfig> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read runtime config `{}`", path.display()))?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    parse(&text, path.parent().unwrap_or(Path::new(".")), &cwd)
+    let config_dir = path
+        .parent()
+        .with_context(|| format!("runtime config `{}` has no folder", path.display()))?;
+    parse(&text, config_dir, &cwd)
         .with_context(|| format!("invalid runtime config `{}`", path.display()))
 }
 
