@@ -1,4 +1,4 @@
-//! Bearer-token checks shared by the docs, API and overview (DESIGN, "Auth").
+//! Bearer-token checks shared by the docs, API and overview (`content/dochub/deployment/auth.md`).
 //!
 //! Only the `development` environment is open; `production`, and any value that is not one of
 //! [`crate::Environment`]'s, needs a token (the component refuses to serve an unknown value

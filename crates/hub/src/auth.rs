@@ -1,4 +1,4 @@
-//! Hub authentication: per-machine tokens (DESIGN, "Hub auth").
+//! Hub authentication: per-machine tokens (see `content/dochub/deployment/auth.md`).
 //!
 //! Outside the `development` environment (see `dochub_http::Environment`; a misspelt value
 //! stays closed) every hub route needs `Authorization: Bearer <token>` (or HTTP

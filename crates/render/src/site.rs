@@ -19,7 +19,7 @@
 //! encoded slashes), is a 404 page in the layout. Methods other than GET and HEAD get a 405
 //! with `Allow`. A page's HTML (and a subproject's landing page) names its markdown twin in a
 //! `Link` header and a `<link rel="alternate">`, and says `Vary: Accept`. In production every
-//! route needs a token (DESIGN, "Auth"): `/docs` serves the
+//! route needs a token (see `content/dochub/deployment/auth.md`): `/docs` serves the
 //! same text as `/api/raw`.
 //!
 //! ```
