@@ -412,8 +412,9 @@ mod tests {
 
     use super::*;
 
-    fn manifest_with_source(base: &Path, source: &Path) -> AppManifest {
-        let text = format!(
+    /// A manifest of one component, `web`, that mounts `files` (the inside of `files = [...]`).
+    fn web_manifest(files: &str) -> String {
+        format!(
             r#"
 spin_manifest_version = 2
 [application]
@@ -423,11 +424,17 @@ route = "/..."
 component = "web"
 [component.web]
 source = "web.wasm"
-files = [{{ source = "{}", destination = "/content" }}]
-"#,
+files = [{files}]
+"#
+        )
+    }
+
+    fn manifest_with_source(base: &Path, source: &Path) -> AppManifest {
+        let files = format!(
+            r#"{{ source = "{}", destination = "/content" }}"#,
             source.display()
         );
-        AppManifest::from_toml(&text, base).unwrap()
+        AppManifest::from_toml(&web_manifest(&files), base).unwrap()
     }
 
     #[test]
@@ -540,17 +547,7 @@ files = [{{ source = "{}", destination = "/content" }}]
         std::fs::write(app.join("static/notes.txt"), "notes").unwrap();
         std::fs::write(
             app.join("spin.toml"),
-            r#"
-spin_manifest_version = 2
-[application]
-name = "demo"
-[[trigger.http]]
-route = "/..."
-component = "web"
-[component.web]
-source = "web.wasm"
-files = [{ source = "content", destination = "/content" }, "static/*.css"]
-"#,
+            web_manifest(r#"{ source = "content", destination = "/content" }, "static/*.css""#),
         )
         .unwrap();
         app
