@@ -263,6 +263,14 @@ async fn bad_sends_are_refused_with_the_right_status() {
             "`from` must not be empty",
         ),
         (r#"{"from":"all","to":"b","body":"x"}"#, "reserved"),
+        // A broadcast typed in capitals would land in an inbox nobody reads.
+        (
+            r#"{"from":"a","to":"ALL","body":"x"}"#,
+            "`to` cannot be `ALL`",
+        ),
+        (r#"{"from":"All","to":"b","body":"x"}"#, "reserved"),
+        (r#"{"from":"a","to":"..","body":"x"}"#, "not machine names"),
+        (r#"{"from":".","to":"b","body":"x"}"#, "not machine names"),
         (
             r#"{"from":"a/b","to":"b","body":"x"}"#,
             "`from` must be a machine name",
@@ -336,6 +344,7 @@ async fn bad_inbox_reads_methods_and_paths() {
     let c = Client::new();
     for (query, reason) in [
         ("all", "reserved"),
+        ("ALL", "reserved"),
         ("bad%20name", "machine name"),
         ("b?limit=abc", "`limit` must be an integer"),
         ("b?limit=", "`limit`"),

@@ -19,7 +19,8 @@ pub const MAX_BODY: usize = 64 * 1024;
 /// The longest `Idempotency-Key`.
 pub const MAX_KEY_LEN: usize = 128;
 
-/// A valid machine name: `[A-Za-z0-9._-]{1,64}`, never `all`.
+/// A valid machine name: `[A-Za-z0-9._-]{1,64}`, never `.` or `..`, and never `all` in any case
+/// (a broadcast typed as `ALL` must not land in an inbox nobody reads).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
 pub struct MachineName(String);
@@ -27,9 +28,14 @@ pub struct MachineName(String);
 impl MachineName {
     /// Checks `name`; `what` names the field in the error (`from`, `to`, `machine`).
     pub fn parse(name: &str, what: &str) -> Result<Self, HubError> {
-        if name == BROADCAST {
+        if name.eq_ignore_ascii_case(BROADCAST) {
             return Err(HubError::Invalid(format!(
-                "`{what}` cannot be `all`: the name is reserved for broadcasts"
+                "`{what}` cannot be `{name}`: `all`, in any case, is reserved for broadcasts (send to `all` to reach every machine)"
+            )));
+        }
+        if name == "." || name == ".." {
+            return Err(HubError::Invalid(format!(
+                "`{what}` cannot be `{name}`: `.` and `..` are not machine names"
             )));
         }
         let valid = !name.is_empty()
@@ -222,20 +228,40 @@ mod tests {
             "laptop.home",
             "A_1",
             &"x".repeat(64),
-            "ALL",
+            "...",
+            ".a",
+            "allx",
         ] {
             assert!(MachineName::parse(ok, "from").is_ok(), "{ok}");
         }
-        for bad in ["", "a b", "a/b", "é", "all", &"x".repeat(65), "a\n"] {
+        for bad in [
+            "",
+            "a b",
+            "a/b",
+            "é",
+            "all",
+            "ALL",
+            "All",
+            ".",
+            "..",
+            &"x".repeat(65),
+            "a\n",
+        ] {
             assert!(MachineName::parse(bad, "from").is_err(), "{bad:?}");
         }
     }
 
     #[test]
-    fn all_is_reserved_and_said_so() {
-        let err = MachineName::parse("all", "from").unwrap_err();
-        assert!(err.to_string().contains("reserved"), "{err}");
+    fn all_is_reserved_in_every_case_and_said_so() {
+        for name in ["all", "ALL", "aLl"] {
+            let err = MachineName::parse(name, "from").unwrap_err();
+            assert!(err.to_string().contains("reserved"), "{err}");
+        }
         assert_eq!(Recipient::parse("all").unwrap(), Recipient::All);
+        let err = Recipient::parse("ALL").unwrap_err().to_string();
+        assert!(err.contains("`to` cannot be `ALL`"), "{err}");
+        let err = Recipient::parse("..").unwrap_err().to_string();
+        assert!(err.contains("not machine names"), "{err}");
     }
 
     #[test]
