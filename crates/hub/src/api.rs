@@ -12,7 +12,8 @@
 //!
 //! Errors are JSON `{"error": "..."}`: 400 bad input, 401 no valid token (production), 403 a
 //! token acting for another machine, 404 unknown path, 405 other methods (with `Allow`), 413 a
-//! message body over 64 KiB (or a request over [`MAX_REQUEST`]), 415 not JSON, 500 database or
+//! message body over 64 KiB (or a request over [`MAX_REQUEST`]), 415 not JSON, 422 an
+//! `Idempotency-Key` the sender already used for another recipient or body, 500 database or
 //! setting failure, 503 database busy (with `Retry-After`), 507 the recipient's inbox is full.
 
 use http::{Method, StatusCode, header};
@@ -341,6 +342,7 @@ fn hub_error(e: HubError) -> http::Response<Vec<u8>> {
         HubError::Invalid(_) => StatusCode::BAD_REQUEST,
         HubError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         HubError::InboxFull(_) => StatusCode::INSUFFICIENT_STORAGE,
+        HubError::KeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,
         HubError::Busy => StatusCode::SERVICE_UNAVAILABLE,
         HubError::Config(_) | HubError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };

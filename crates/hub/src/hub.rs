@@ -163,7 +163,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// Sends a message: registers the sender and stores one copy for the recipient, or for every
     /// machine but the sender that is registered now, was seen within the retention period and
     /// has room in its inbox. With `key`, a repeat of the same key by the same sender within 24 h
-    /// stores nothing and returns the message the first send stored.
+    /// stores nothing and returns the message the first send stored; the same key with another
+    /// recipient or body is refused ([`HubError::KeyReused`]), since answering the first message
+    /// would tell the sender a message was stored that never was. Keys belong to their sender:
+    /// two machines that pick the same key never meet.
     pub fn send(
         &self,
         request: &SendRequest,
@@ -280,7 +283,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         if let Some(key) = key
             && let Some(sent) = self.earlier_send(request, key, now)?
         {
-            return Ok(sent);
+            return same_request(request, key, sent);
         }
         if let Recipient::Machine(to) = &request.to
             && self.unread(to.as_str())? >= self.limits.max_unread
@@ -304,7 +307,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 timestamp: iso_millis(now),
             }),
             // The same key won a race with this send: answer what it stored.
-            (None, Some(key)) => self.earlier_send(request, key, now)?.ok_or(HubError::Busy),
+            (None, Some(key)) => match self.earlier_send(request, key, now)? {
+                Some(sent) => same_request(request, key, sent),
+                None => Err(HubError::Busy),
+            },
             (None, None) => Err(corrupt("a send that stored nothing")),
         }
     }
@@ -591,6 +597,24 @@ fn store_error(e: SqlError) -> HubError {
 fn corrupt(what: &str) -> HubError {
     HubError::Store(SqlError(format!(
         "unexpected value in the database: {what}"
+    )))
+}
+
+/// The answer to a send that repeats `key`: the message the first send stored, when this send
+/// asks for the same recipient and body.
+fn same_request(
+    request: &SendRequest,
+    key: &IdempotencyKey,
+    sent: Message,
+) -> Result<Message, HubError> {
+    if sent.to == request.to.as_str() && sent.body == request.body {
+        return Ok(sent);
+    }
+    Err(HubError::KeyReused(format!(
+        "`Idempotency-Key` `{}` was already used by `{}` for message {} with another recipient or body; use a new key for a new message",
+        key.as_str(),
+        request.from,
+        sent.id
     )))
 }
 

@@ -92,6 +92,9 @@ pub enum HubError {
     /// The recipient's inbox is at its unread cap (507).
     #[error("{0}")]
     InboxFull(String),
+    /// An `Idempotency-Key` the sender already used for a different recipient or body (422).
+    #[error("{0}")]
+    KeyReused(String),
     /// A setting has a value the hub cannot use (500).
     #[error("{0}")]
     Config(String),

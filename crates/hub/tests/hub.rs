@@ -204,12 +204,23 @@ fn a_retried_send_with_the_same_key_stores_nothing_new() {
     let hub = db.hub_with(&clock, Limits::default());
     let first = hub.send(&req("a", "b", "once"), Some(&key("k-1"))).unwrap();
     clock.advance(1_000);
-    // Same key, same sender (even with another body): the original comes back.
+    // Same key, same sender, same request: the original comes back.
     let retry = db
         .hub_with(&clock, Limits::default())
-        .send(&req("a", "b", "changed"), Some(&key("k-1")))
+        .send(&req("a", "b", "once"), Some(&key("k-1")))
         .unwrap();
     assert_eq!(retry, first);
+    // The same key for another body or recipient is refused: answering the first message
+    // would claim a send that never happened.
+    for other in [
+        req("a", "b", "changed"),
+        req("a", "c", "once"),
+        req("a", "all", "once"),
+    ] {
+        let err = hub.send(&other, Some(&key("k-1"))).unwrap_err();
+        assert!(matches!(err, HubError::KeyReused(_)), "{err}");
+        assert!(err.to_string().contains("`k-1`"), "{err}");
+    }
     // Another sender's key space is its own; another key is another message.
     let other = hub.send(&req("c", "b", "once"), Some(&key("k-1"))).unwrap();
     assert_ne!(other.id, first.id);
