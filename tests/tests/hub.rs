@@ -1093,3 +1093,49 @@ async fn production_binds_each_token_to_its_machine() {
     );
     app.stop().await;
 }
+
+on_both!(
+    bounded_answers,
+    an_acknowledging_read_of_huge_escaped_messages_loses_none_on_sqlite,
+    an_acknowledging_read_of_huge_escaped_messages_loses_none_on_postgres
+);
+
+/// 150 messages of 64 KiB of control characters take 57 MiB of JSON (6 bytes each, escaped):
+/// more than one instance's memory. Each acknowledging read answers what fits in its byte
+/// budget and deletes only that; together they return all 150, in order.
+async fn bounded_answers(backend: Backend) {
+    let app = backend.app().start().await.unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let (from, to) = (unique("sender"), unique("victim"));
+    let body = "\u{1}".repeat(MAX_BODY);
+    let mut sent = Vec::new();
+    for _ in 0..150 {
+        sent.push(
+            send(&c, &base, &from, &to, &body).await["id"]
+                .as_u64()
+                .unwrap(),
+        );
+    }
+    let mut received = Vec::new();
+    loop {
+        let res = c
+            .get(format!("{base}/api/inbox/{to}?limit=200&ack=true"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        let answer = res.bytes().await.unwrap();
+        assert!(answer.len() <= 5 * 1024 * 1024, "{} bytes", answer.len());
+        let value: Value = serde_json::from_slice(&answer).unwrap();
+        let batch = value["messages"].as_array().unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        for m in batch {
+            assert_eq!(m["body"].as_str().unwrap(), body);
+            received.push(m["id"].as_u64().unwrap());
+        }
+    }
+    assert_eq!(received, sent);
+    app.stop().await;
+}

@@ -18,6 +18,11 @@ pub const SEEN_EVERY_MS: i64 = 1_000;
 pub const IDEMPOTENCY_MS: i64 = 24 * 60 * 60 * 1000;
 /// Default of the variable `hub_max_unread`.
 pub const DEFAULT_MAX_UNREAD: u64 = 10_000;
+/// The JSON an inbox answer may hold, by default: 4 MiB, well under the 10 MiB response limit
+/// of edge hosts and the memory of one instance.
+pub const DEFAULT_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
+/// What one message may take in an inbox answer besides its body: ids, names, timestamp, keys.
+const MESSAGE_JSON_OVERHEAD: i64 = 384;
 /// Default of the variable `hub_retention_days`.
 pub const DEFAULT_RETENTION_DAYS: u64 = 30;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
@@ -85,6 +90,11 @@ pub struct Limits {
     /// Unread messages older than this are deleted, and machines unseen for longer drop out of
     /// broadcasts and of `/machines`, in milliseconds.
     pub retention_ms: i64,
+    /// An inbox answer stops at the message that takes its JSON past this many bytes (that one
+    /// included, so an answer holds at least one message): fewer messages, never a failure.
+    /// The size counted is the most a message's JSON can take, 6 bytes per character of its
+    /// body (a control character escaped as `\u00XX`) plus [`MESSAGE_JSON_OVERHEAD`].
+    pub answer_bytes: u64,
 }
 
 impl Default for Limits {
@@ -92,6 +102,7 @@ impl Default for Limits {
         Self {
             max_unread: DEFAULT_MAX_UNREAD,
             retention_ms: DEFAULT_RETENTION_DAYS as i64 * DAY_MS,
+            answer_bytes: DEFAULT_ANSWER_BYTES,
         }
     }
 }
@@ -130,6 +141,7 @@ impl Limits {
         Ok(Self {
             max_unread,
             retention_ms: days as i64 * DAY_MS,
+            ..Self::default()
         })
     }
 }
@@ -215,9 +227,15 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 self.query(
                     &format!(
                         "SELECT {MESSAGE_COLUMNS} FROM hub_messages \
-                         WHERE machine = $1 AND created >= $2 ORDER BY id LIMIT $3"
+                         WHERE machine = $1 AND id IN ({}) ORDER BY id",
+                        answer_ids()
                     ),
-                    &[m.into(), oldest.into(), limit.into()],
+                    &[
+                        m.into(),
+                        oldest.into(),
+                        limit.into(),
+                        self.answer_bytes().into(),
+                    ],
                 )?
                 .into_iter()
                 .map(message_of)
@@ -452,6 +470,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         row.map(message_of).transpose()
     }
 
+    fn answer_bytes(&self) -> i64 {
+        i64::try_from(self.limits.answer_bytes).unwrap_or(i64::MAX)
+    }
+
     fn unread(&self, machine: &str) -> Result<u64, HubError> {
         let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
         let count = self
@@ -471,13 +493,18 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// row is deleted by exactly one statement, so two readers never both return it. A reader
     /// whose chosen rows were all taken by another looks again.
     fn take(&self, m: &str, oldest: i64, limit: i64) -> Result<Vec<Message>, HubError> {
-        let params = [m.into(), oldest.into(), limit.into()];
+        let params = [
+            m.into(),
+            oldest.into(),
+            limit.into(),
+            self.answer_bytes().into(),
+        ];
         for _ in 0..ACK_ATTEMPTS {
             let rows = self.query(
                 &format!(
-                    "DELETE FROM hub_messages WHERE machine = $1 AND id IN \
-                     (SELECT id FROM hub_messages WHERE machine = $1 AND created >= $2 \
-                     ORDER BY id LIMIT $3) RETURNING {MESSAGE_COLUMNS}"
+                    "DELETE FROM hub_messages WHERE machine = $1 AND id IN ({}) \
+                     RETURNING {MESSAGE_COLUMNS}",
+                    answer_ids()
                 ),
                 &params,
             )?;
@@ -598,6 +625,19 @@ fn corrupt(what: &str) -> HubError {
     HubError::Store(SqlError(format!(
         "unexpected value in the database: {what}"
     )))
+}
+
+/// The ids of the messages an inbox answer holds (parameters: `$1` machine, `$2` oldest
+/// creation time, `$3` most messages, `$4` [`Limits::answer_bytes`]): the oldest first, up to
+/// and including the one whose JSON takes the answer past the byte budget. One statement
+/// decides, so an acknowledging read deletes exactly what it answers.
+fn answer_ids() -> String {
+    let size = format!("(6 * LENGTH(body) + {MESSAGE_JSON_OVERHEAD})");
+    format!(
+        "SELECT id FROM (SELECT id, SUM{size} OVER (ORDER BY id) - {size} AS before \
+         FROM hub_messages WHERE machine = $1 AND created >= $2 ORDER BY id LIMIT $3) w \
+         WHERE w.before < CAST($4 AS BIGINT)"
+    )
 }
 
 /// The answer to a send that repeats `key`: the message the first send stored, when this send

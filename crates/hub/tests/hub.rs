@@ -258,6 +258,33 @@ fn an_idempotent_broadcast_is_stored_once_per_machine() {
 }
 
 #[test]
+fn an_answer_is_bounded_in_bytes_and_an_acknowledging_read_deletes_only_what_it_answers() {
+    let db = TestDb::new();
+    let clock = ManualClock::at(T0);
+    // A 100-character body counts 6 * 100 + 384 = 984 bytes: three fit before 2,500 is passed.
+    let limits = Limits {
+        answer_bytes: 2_500,
+        ..Limits::default()
+    };
+    let hub = db.hub_with(&clock, limits);
+    let bodies_sent: Vec<String> = (0..5).map(|i| format!("{i}").repeat(100)).collect();
+    for body in &bodies_sent {
+        hub.send(&req("a", "b", body), None).unwrap();
+    }
+    assert_eq!(bodies(&hub, "b", 10, false), bodies_sent[..3]);
+    assert_eq!(bodies(&hub, "b", 10, true), bodies_sent[..3]);
+    assert_eq!(bodies(&hub, "b", 10, true), bodies_sent[3..]);
+    assert!(bodies(&hub, "b", 10, true).is_empty());
+
+    // A message larger than the whole budget still comes, alone.
+    let big = "x".repeat(1_000);
+    hub.send(&req("a", "b", &big), None).unwrap();
+    hub.send(&req("a", "b", "small"), None).unwrap();
+    assert_eq!(bodies(&hub, "b", 10, true), [big]);
+    assert_eq!(bodies(&hub, "b", 10, true), ["small"]);
+}
+
+#[test]
 fn a_full_inbox_refuses_direct_sends_and_is_skipped_by_broadcasts() {
     let db = TestDb::new();
     let limits = Limits {
