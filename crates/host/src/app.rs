@@ -253,15 +253,15 @@ fn mounts(
 ///
 /// Every file must lie inside the app folder (Spin: "cannot be mapped because it is outside the
 /// application directory"), checked on the path as written, as Spin checks it. A path that
-/// cannot be mapped into the copy is an error naming it, never a silent fallback. Spin reads the
-/// app folder and each source as part of a glob pattern, so a folder name with `*`, `?` or `[`
-/// would mount nothing there: it is refused here, naming the path.
+/// cannot be mapped into the copy is an error naming it, never a silent fallback. Where Spin
+/// globs, it reads the app folder and the source as part of the pattern, so a folder name with
+/// `*`, `?` or `[` would mount other files or none there: it is refused here, naming the path
+/// (a single file is copied without a glob, by Spin and here alike).
 fn stage_files(
     manifest: &AppManifest,
     files: &[FileMount],
     staging: &Path,
 ) -> anyhow::Result<bool> {
-    meant_literally(&manifest.base_dir)?;
     let mut staged = false;
     for mount in files {
         match mount {
@@ -270,7 +270,6 @@ fn stage_files(
                 destination,
             } => {
                 let source = manifest.resolve(source);
-                meant_literally(&source)?;
                 if !source.starts_with(&manifest.base_dir) {
                     bail!(
                         "files source {} cannot be mapped because it is outside the application directory {} (as under `spin up`); link it into the app folder",
@@ -282,6 +281,7 @@ fn stage_files(
                     .with_context(|| format!("files source {} is missing", source.display()))?;
                 let target = staging.join(destination.trim_start_matches('/'));
                 if meta.is_dir() {
+                    meant_literally(&source)?;
                     staged |= copy_glob(manifest, &source.join("**/*"), &source, &target)?;
                 } else {
                     copy_file(&source, &target)?;
@@ -294,12 +294,14 @@ fn stage_files(
                 }
                 let path = manifest.base_dir.join(pattern);
                 if path.is_dir() {
+                    meant_literally(&path)?;
                     let target = staging.join(pattern);
                     staged |= copy_glob(manifest, &path.join("**/*"), &manifest.base_dir, &target)?;
                 } else if path.is_file() {
                     copy_file(&path, &staging.join(pattern))?;
                     staged = true;
                 } else if glob::Pattern::escape(pattern) != *pattern {
+                    meant_literally(&manifest.base_dir)?;
                     staged |= copy_glob(manifest, &path, &manifest.base_dir, staging)?;
                 } else {
                     bail!("files pattern `{pattern}` does not exist and is not a glob pattern");
@@ -608,6 +610,14 @@ files = [{files}]
             format!("{err:#}").contains("docs [draft]") && format!("{err:#}").contains("rename"),
             "{err:#}"
         );
+
+        // A single file is copied without a glob, so its folder's name does not matter.
+        std::fs::write(
+            app.join("spin.toml"),
+            web_manifest(r#"{ source = "content/a.md", destination = "/a.md" }"#),
+        )
+        .unwrap();
+        assert_eq!(staged_tree(&app, "spin.toml").unwrap()["a.md"], "a");
 
         let app = app_folder(root.path(), "app");
         std::fs::remove_dir_all(app.join("content")).unwrap();
