@@ -221,8 +221,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 self.touch(machine, now)?;
             }
             let oldest = now - self.limits.retention_ms;
+            let answer_bytes = i64::try_from(self.limits.answer_bytes).unwrap_or(i64::MAX);
+            let window = [m.into(), oldest.into(), limit.into(), answer_bytes.into()];
             let messages = if ack {
-                self.take(m, oldest, limit)?
+                self.take(&window)?
             } else {
                 self.query(
                     &format!(
@@ -230,12 +232,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                          WHERE machine = $1 AND id IN ({}) ORDER BY id",
                         answer_ids()
                     ),
-                    &[
-                        m.into(),
-                        oldest.into(),
-                        limit.into(),
-                        self.answer_bytes().into(),
-                    ],
+                    &window,
                 )?
                 .into_iter()
                 .map(message_of)
@@ -470,10 +467,6 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         row.map(message_of).transpose()
     }
 
-    fn answer_bytes(&self) -> i64 {
-        i64::try_from(self.limits.answer_bytes).unwrap_or(i64::MAX)
-    }
-
     fn unread(&self, machine: &str) -> Result<u64, HubError> {
         let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
         let count = self
@@ -489,16 +482,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
-    /// Deletes and returns up to `limit` of the oldest messages. One `DELETE ... RETURNING`: a
+    /// Deletes and returns the messages of the answer `window` ([`answer_ids`]'s parameters).
+    /// One `DELETE ... RETURNING`: a
     /// row is deleted by exactly one statement, so two readers never both return it. A reader
     /// whose chosen rows were all taken by another looks again.
-    fn take(&self, m: &str, oldest: i64, limit: i64) -> Result<Vec<Message>, HubError> {
-        let params = [
-            m.into(),
-            oldest.into(),
-            limit.into(),
-            self.answer_bytes().into(),
-        ];
+    fn take(&self, window: &[SqlValue; 4]) -> Result<Vec<Message>, HubError> {
         for _ in 0..ACK_ATTEMPTS {
             let rows = self.query(
                 &format!(
@@ -506,7 +494,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                      RETURNING {MESSAGE_COLUMNS}",
                     answer_ids()
                 ),
-                &params,
+                window,
             )?;
             if !rows.is_empty() {
                 let mut messages = rows
@@ -518,7 +506,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             }
             let left = self.query(
                 "SELECT 1 FROM hub_messages WHERE machine = $1 AND created >= $2 LIMIT 1",
-                &params[..2],
+                &window[..2],
             )?;
             if left.is_empty() {
                 return Ok(Vec::new());

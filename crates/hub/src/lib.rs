@@ -38,9 +38,11 @@
 //!    so no smaller id can commit after a larger one is visible. On SQLite the send is one
 //!    `BEGIN IMMEDIATE` transaction and writers are serialized. Hence: once a reader sees id `n`
 //!    in an inbox, every message of that inbox with an id below `n` is already visible.
-//! 3. **An acknowledging read (`ack=true`) returns each message to one reader only.** It is one
-//!    `DELETE … WHERE id IN (the oldest `limit`) RETURNING …`: a row is deleted by exactly one
-//!    statement. A reader whose chosen rows were all taken by a concurrent reader looks again.
+//! 3. **An acknowledging read (`ack=true`) returns each message to one reader only, and deletes
+//!    only what it returns.** It is one `DELETE … WHERE id IN (the oldest `limit`, cut where their
+//!    JSON would pass `Limits::answer_bytes`) RETURNING …`: a row is deleted by exactly one
+//!    statement, and the answer never grows past what one instance can build. A reader whose
+//!    chosen rows were all taken by a concurrent reader looks again.
 //! 4. **The two-step acknowledgement loses nothing.** A plain read changes nothing; `POST
 //!    /api/inbox/<m>/ack {"through": n}` deletes that inbox's messages with `id <= n`. By (2),
 //!    those are exactly messages the reader could have seen: none arrives later below `n`. A
@@ -50,7 +52,9 @@
 //! 6. **Idempotent send.** With an `Idempotency-Key`, the send first looks the key up; on
 //!    PostgreSQL the key row is claimed in the same statement as the copies (`ON CONFLICT DO
 //!    NOTHING`, and the copies are written only if the claim succeeded), on SQLite in the same
-//!    transaction. So two racing retries store one message, and both answer its 201 body.
+//!    transaction. So two racing retries store one message, and both answer its 201 body. A
+//!    key belongs to its sender; the same key with another recipient or body is refused (422),
+//!    never answered with the first message.
 //! 7. **Bounded.** A send to an inbox holding `hub_max_unread` messages is refused (507); a
 //!    broadcast skips such inboxes. Each send purges unread messages older than
 //!    `hub_retention_days`, machines unseen for as long, and keys older than 24 h; reads never
