@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use dochub_content::ContentRoot;
 use dochub_content::llms::{llms_txt, write_full};
 use dochub_content::prebuilt::write_build;
+use dochub_content::{Catalog, ContentRoot};
 use dochub_tests::{TestApp, repo_root};
 
 /// Counts bytes and drops them.
@@ -69,7 +69,7 @@ async fn main() -> anyhow::Result<()> {
         median(times).as_secs_f64()
     );
     let start = Instant::now();
-    let index = llms_txt(&root.site_intro()?, &root.llms_outline()?);
+    let index = llms_txt(&root.site_intro()?, &Catalog::llms_outline(&root)?);
     println!(
         "llms.txt natively from the tree: {} bytes, {:.3} s",
         index.len(),

@@ -23,7 +23,7 @@
 
 use chrono::{DateTime, Utc};
 use dochub_content::api::{ApiConfig, Database, Gate, Health, handle_or_health, health_response};
-use dochub_content::index::Memo;
+use dochub_content::index::{Memo, Source};
 use dochub_content::prebuilt::BuildMode;
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::respond;
@@ -54,16 +54,18 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
     let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
     log_auth_config(Surface::Api, &incoming, "auth_tokens", &auth);
     let config = ApiConfig {
-        content_dir: env("CONTENT_DIR")
-            .unwrap_or_else(|| "/content".into())
-            .into(),
-        build: BuildMode::from_settings(
-            env("SERVE_PREBUILT").as_deref(),
-            env("BUILD_DIR").as_deref(),
-        ),
+        source: Source {
+            content_dir: env("CONTENT_DIR")
+                .unwrap_or_else(|| "/content".into())
+                .into(),
+            build: BuildMode::from_settings(
+                env("SERVE_PREBUILT").as_deref(),
+                env("BUILD_DIR").as_deref(),
+            ),
+            // A copied build (`spin up`'s default) is checked once, then remembered.
+            memo: Some(Memo::key_value("default")),
+        },
         auth,
-        // A copied build (`spin up`'s default) is checked once, then remembered.
-        memo: Some(Memo::key_value("default")),
     };
     let res = match handle_or_health(&config, &incoming.request(), now) {
         Gate::Respond(res) => res,

@@ -20,7 +20,7 @@
 // this file writes none itself.
 #![allow(unsafe_code)]
 
-use dochub_content::index::Memo;
+use dochub_content::index::{Memo, Source};
 use dochub_content::prebuilt::BuildMode;
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::{respond, send};
@@ -44,16 +44,18 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
     let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
     log_auth_config(Surface::Docs, &incoming, "auth_tokens", &auth);
     let config = SiteConfig {
-        content_dir: env("CONTENT_DIR")
-            .unwrap_or_else(|| "/content".into())
-            .into(),
-        build: BuildMode::from_settings(
-            env("SERVE_PREBUILT").as_deref(),
-            env("BUILD_DIR").as_deref(),
-        ),
+        source: Source {
+            content_dir: env("CONTENT_DIR")
+                .unwrap_or_else(|| "/content".into())
+                .into(),
+            build: BuildMode::from_settings(
+                env("SERVE_PREBUILT").as_deref(),
+                env("BUILD_DIR").as_deref(),
+            ),
+            // A copied build (`spin up`'s default) is checked once, then remembered.
+            memo: Some(Memo::key_value("default")),
+        },
         auth,
-        // A copied build (`spin up`'s default) is checked once, then remembered.
-        memo: Some(Memo::key_value("default")),
     };
     let request = incoming.request();
     let llms_route = incoming

@@ -6,13 +6,12 @@
 //!
 //! ```
 //! use dochub_content::api::{ApiConfig, ApiRequest, handle};
-//! use dochub_http::auth::AuthConfig;
+//! use dochub_content::index::Source;
 //! use dochub_content::prebuilt::BuildMode;
+//! use dochub_http::auth::AuthConfig;
 //! let config = ApiConfig {
-//!     content_dir: "/no/such/dir".into(),
-//!     build: BuildMode::Off,
+//!     source: Source { content_dir: "/no/such/dir".into(), build: BuildMode::Off, memo: None },
 //!     auth: AuthConfig::new("development", ""),
-//!     memo: None,
 //! };
 //! let req = ApiRequest { method: "GET", path: "/manifest", query: "", authorization: None };
 //! let res = handle(&config, &req, chrono::Utc::now());
@@ -20,7 +19,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 use dochub_http::auth::{AuthConfig, BEARER_CHALLENGE};
@@ -28,10 +26,10 @@ use dochub_http::{ALLOW_READ as ALLOW, JSON, MARKDOWN, iso8601, query_param};
 use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::{Catalog, CatalogError, ManifestName};
 use crate::error::ContentError;
-use crate::index::{Index, Indexed, Memo, Scope};
-use crate::prebuilt::{BuildMode, Prebuilt, to_json};
-use crate::tree::ContentRoot;
+use crate::index::Source;
+use crate::prebuilt::to_json;
 
 /// Service name reported by the health check.
 pub const SERVICE: &str = "dochub";
@@ -39,14 +37,10 @@ pub const SERVICE: &str = "dochub";
 /// Configuration read once at the component's entry.
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
-    /// The content root (`CONTENT_DIR`).
-    pub content_dir: PathBuf,
-    /// Whether and where the prebuilt index and manifests are read (`SERVE_PREBUILT`, `BUILD_DIR`).
-    pub build: BuildMode,
+    /// Where answers come from.
+    pub source: Source,
     /// Who may call the protected routes.
     pub auth: AuthConfig,
-    /// Where a copied build's check is kept between requests (the key-value store).
-    pub memo: Option<Memo>,
 }
 
 pub use dochub_http::{Request as ApiRequest, Response as ApiResponse};
@@ -144,8 +138,8 @@ pub fn handle_or_health(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<
     }
     let res = match dispatch(config, &route, req.query, now) {
         Ok(res) => res,
-        Err(ContentError::QueryTooShort) => {
-            ApiResponse::json_error(400, &ContentError::QueryTooShort.to_string())
+        Err(CatalogError::Content(e @ ContentError::QueryTooShort)) => {
+            ApiResponse::json_error(400, &e.to_string())
         }
         Err(e) => ApiResponse::json_error(500, &e.to_string()),
     };
@@ -170,98 +164,44 @@ fn dispatch(
     route: &Route,
     query: &str,
     now: DateTime<Utc>,
-) -> Result<ApiResponse, ContentError> {
-    let root = ContentRoot::open(&config.content_dir)?;
-    let (index, mut warning) = match route {
-        Route::Manifest
-        | Route::ProjectManifest(_)
-        | Route::SubprojectManifest(..)
-        | Route::Search => config.build.open_index(config.memo.as_ref())?,
-        _ => (None, None),
-    };
-    if let Some(index) = &index {
-        match prebuilt_answer(config, &root, index, route, query)? {
-            Indexed::Fresh(res) => return Ok(res),
-            Indexed::Stale(reason) => {
-                warning = Some(format!("answering from the content tree: {reason}"));
-            }
-        }
-    }
-    Ok(live_answer(&root, route, query, now)?.with_warning(warning))
+) -> Result<ApiResponse, CatalogError> {
+    let (res, warning) = config
+        .source
+        .read(|catalog| answer(catalog, route, query, now))?;
+    Ok(res.with_warning(warning))
 }
 
 fn json(bytes: Vec<u8>) -> ApiResponse {
     ApiResponse::new(200, JSON, bytes)
 }
 
-/// The answer from `build/`, when the folders it depends on are as the build recorded them.
-fn prebuilt_answer(
-    config: &ApiConfig,
-    root: &ContentRoot,
-    index: &Index,
-    route: &Route,
-    query: &str,
-) -> Result<Indexed<ApiResponse>, ContentError> {
-    let scope = match route {
-        Route::ProjectManifest(p) => Scope::Project(p),
-        Route::SubprojectManifest(p, s) => Scope::Subproject(p, s),
-        Route::Search => {
-            let q = query_param(query, "q").unwrap_or_default();
-            return Ok(match index.search(root, &q)? {
-                Indexed::Fresh(results) => Indexed::Fresh(json(to_json(&results)?)),
-                Indexed::Stale(reason) => Indexed::Stale(reason),
-            });
-        }
-        _ => Scope::Everything,
-    };
-    if let Some(reason) = index.check(root, scope)? {
-        return Ok(Indexed::Stale(reason));
-    }
-    let Some(dir) = (match &config.build {
-        BuildMode::Auto(dir) | BuildMode::Required(dir) => Some(dir),
-        BuildMode::Off => None,
-    }) else {
-        return Ok(Indexed::Stale("prebuilt answers are off".into()));
-    };
-    let prebuilt = Prebuilt::open(dir)?;
-    let found = match route {
-        Route::Manifest => Some(prebuilt.master_manifest()?),
-        Route::ProjectManifest(p) => prebuilt.project_manifest(p)?,
-        Route::SubprojectManifest(p, s) => prebuilt.subproject_manifest(p, s)?,
-        _ => None,
-    };
-    Ok(Indexed::Fresh(match (found, route) {
-        (Some(bytes), _) => json(bytes),
-        (None, Route::ProjectManifest(_)) => ApiResponse::json_error(404, "Project not found"),
-        (None, _) => ApiResponse::json_error(404, "Subproject not found"),
-    }))
-}
-
-fn live_answer(
-    root: &ContentRoot,
+fn answer(
+    catalog: &dyn Catalog,
     route: &Route,
     query: &str,
     now: DateTime<Utc>,
-) -> Result<ApiResponse, ContentError> {
+) -> Result<ApiResponse, CatalogError> {
+    let manifest = |name, missing| -> Result<ApiResponse, CatalogError> {
+        Ok(match catalog.manifest(name, now)? {
+            Some(bytes) => json(bytes),
+            None => ApiResponse::json_error(404, missing),
+        })
+    };
     Ok(match route {
-        Route::Manifest => json(to_json(&root.master_manifest(now)?)?),
-        Route::ProjectManifest(p) => match root.project_manifest(p)? {
-            Some(m) => json(to_json(&m)?),
-            None => ApiResponse::json_error(404, "Project not found"),
-        },
-        Route::SubprojectManifest(p, s) => match root.subproject_manifest(p, s)? {
-            Some(m) => json(to_json(&m)?),
-            None => ApiResponse::json_error(404, "Subproject not found"),
-        },
-        Route::Raw(p, s, page) => match root.raw(p, s, page)? {
+        Route::Manifest => manifest(ManifestName::Master, "Not found")?,
+        Route::ProjectManifest(p) => manifest(ManifestName::Project(p), "Project not found")?,
+        Route::SubprojectManifest(p, s) => {
+            manifest(ManifestName::Subproject(p, s), "Subproject not found")?
+        }
+        Route::Raw(p, s, page) => match catalog.raw(p, s, page)? {
             Some(bytes) => ApiResponse::new(200, MARKDOWN, bytes),
             None => ApiResponse::json_error(404, "Document not found"),
         },
         Route::Search => {
             let q = query_param(query, "q").unwrap_or_default();
-            json(to_json(&root.search(&q)?)?)
+            json(to_json(&catalog.search(&q)?)?)
         }
-        Route::LatestReport => match root.latest_report()? {
+        Route::LatestReport => match catalog.latest_report()? {
             Some(report) => json(report.bytes),
             None => ApiResponse::json_error(404, "No reports yet"),
         },

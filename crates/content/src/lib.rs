@@ -31,6 +31,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+mod catalog;
 mod check;
 #[cfg(any(test, feature = "corpus"))]
 pub mod corpus;
@@ -47,6 +48,10 @@ mod segment;
 mod tree;
 mod yaml;
 
+pub use catalog::{
+    Catalog, CatalogError, FileRanges, ManifestName, PageSource, PageSummary, ProjectOutline,
+    ReadError, SubprojectSummary,
+};
 pub use check::{Diagnostic, Severity};
 pub use error::ContentError;
 pub use frontmatter::{
@@ -64,5 +69,5 @@ pub use search::{
 pub use segment::{MAX_ID_BYTES, is_valid_id};
 pub use tree::{
     ContentRoot, PROJECT_META, Page, Project, REPORTS_DIR, SUBPROJECT_META, SchemaCoverage,
-    SidebarProject, Subproject,
+    Subproject,
 };

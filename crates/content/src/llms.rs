@@ -29,8 +29,9 @@
 //! `URL:` line with its markdown twin. It is written page by page into any [`Write`]
 //! ([`write_full`]), so a tree of any size costs one page of memory: the docs component
 //! streams it into the response body. `dochub build` writes it into the build directory too
-//! ([`write_prebuilt_full`], with each project's byte range and the index's build id), and
-//! [`PrebuiltFull`] copies it out while it belongs to the current index.
+//! (`crate::index::write_prebuilt_full`, with each project's byte range and the index's build
+//! id), and the index's catalog copies it out while it belongs to the current index
+//! ([`FullText::Prebuilt`]).
 //!
 //! ```
 //! use dochub_content::llms::{Outline, SiteIntro, llms_txt};
@@ -41,8 +42,8 @@
 
 use std::io::Write;
 
+use crate::catalog::{FileRanges, PageSummary};
 use crate::error::ContentError;
-use crate::index::{Index, Indexed};
 use crate::manifest::encode_segment;
 use crate::tree::ContentRoot;
 
@@ -99,20 +100,7 @@ pub struct OutlineSubproject {
     /// Description.
     pub description: String,
     /// Pages by id.
-    pub pages: Vec<OutlinePage>,
-}
-
-/// A page of the [`Outline`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutlinePage {
-    /// File name without `.md`.
-    pub id: String,
-    /// Title, with fallbacks.
-    pub title: String,
-    /// Summary or `""`.
-    pub summary: String,
-    /// Frontmatter `llms: optional`.
-    pub optional: bool,
+    pub pages: Vec<PageSummary>,
 }
 
 impl Outline {
@@ -160,78 +148,6 @@ impl ContentRoot {
             summary: one_line(&summary),
         })
     }
-
-    /// The outline read from the tree (every page file is read for its title).
-    pub fn llms_outline(&self) -> Result<Outline, ContentError> {
-        let mut projects = Vec::new();
-        for p in self.projects()? {
-            let mut subprojects = Vec::new();
-            for s in self.subprojects(&p.id)?.unwrap_or_default() {
-                let pages = self
-                    .pages(&p.id, &s.id)?
-                    .into_iter()
-                    .map(|page| OutlinePage {
-                        title: page.parsed.title,
-                        summary: page.parsed.summary,
-                        optional: page.parsed.frontmatter.llms_optional,
-                        id: page.id,
-                    })
-                    .collect();
-                subprojects.push(OutlineSubproject {
-                    id: s.id,
-                    name: s.name,
-                    description: s.description,
-                    pages,
-                });
-            }
-            projects.push(OutlineProject {
-                id: p.id,
-                name: p.name,
-                description: p.description,
-                subprojects,
-            });
-        }
-        Ok(Outline { projects })
-    }
-}
-
-impl Index {
-    /// The outline from the prebuilt index: one small file per subproject, no page read.
-    /// The caller checks the index against the tree first ([`Index::check`] with
-    /// [`crate::index::Scope::Everything`]).
-    pub fn llms_outline(&self) -> Result<Indexed<Outline>, ContentError> {
-        let mut projects = Vec::new();
-        for p in self.projects() {
-            let mut subprojects = Vec::new();
-            for s in &p.subprojects {
-                let pages = match self.pages(s)? {
-                    Indexed::Fresh(pages) => pages,
-                    Indexed::Stale(reason) => return Ok(Indexed::Stale(reason)),
-                };
-                subprojects.push(OutlineSubproject {
-                    id: s.id.clone(),
-                    name: s.name.clone(),
-                    description: s.description.clone(),
-                    pages: pages
-                        .into_iter()
-                        .map(|page| OutlinePage {
-                            id: page.id,
-                            title: page.title,
-                            summary: page.summary,
-                            optional: page.optional,
-                        })
-                        .collect(),
-                });
-            }
-            projects.push(OutlineProject {
-                id: p.id.clone(),
-                name: p.name.clone(),
-                description: p.description.clone(),
-                subprojects,
-            });
-        }
-        Ok(Indexed::Fresh(Outline { projects }))
-    }
 }
 
 /// The text of `/llms.txt`.
@@ -278,7 +194,7 @@ pub fn llms_txt(intro: &SiteIntro, outline: &Outline) -> String {
 }
 
 /// `- [title](twin): summary` and a newline.
-fn link_line(project: &str, subproject: &str, page: &OutlinePage) -> String {
+fn link_line(project: &str, subproject: &str, page: &PageSummary) -> String {
     let mut line = format!(
         "- [{}]({})",
         link_text(&page.title),
@@ -291,7 +207,8 @@ fn link_line(project: &str, subproject: &str, page: &OutlinePage) -> String {
     line
 }
 
-fn header(intro: &SiteIntro) -> String {
+/// The header both files start with.
+pub fn header(intro: &SiteIntro) -> String {
     format!(
         "# {}\n\n> {}\n\n",
         one_line(&intro.name),
@@ -326,7 +243,7 @@ pub fn write_full(
 }
 
 /// Writes one project's pages (the part of `/llms-full.txt` after the header).
-fn write_project(
+pub fn write_project(
     root: &ContentRoot,
     project: &str,
     out: &mut dyn Write,
@@ -355,188 +272,34 @@ fn write_project(
     Ok(written)
 }
 
-/// The prebuilt `/llms-full.txt` in the build directory (written by `dochub build`).
-pub const PREBUILT_FULL: &str = "llms-full.txt";
-/// Where each project's pages are in [`PREBUILT_FULL`], and which build it belongs to.
-pub const PREBUILT_RECORD: &str = "llms-full.json";
-
-/// What [`write_prebuilt_full`] records beside the file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-struct FullRecord {
-    /// The id of the index built with it ([`Index::build_id`]).
-    build_id: u64,
-    /// Hash of `_master/index.md` (which gives the header), 0 when there is none.
-    master: u64,
-    /// Bytes of the header.
-    header: u64,
-    /// Each project's pages: id, first byte, end byte.
-    projects: Vec<(String, u64, u64)>,
-    /// Size of the whole file.
-    size: u64,
+/// The body of `/llms-full.txt`, written when the response head has been sent.
+#[derive(Debug)]
+pub enum FullText {
+    /// Read from the tree, one page at a time.
+    Tree {
+        /// The content root.
+        root: ContentRoot,
+        /// The header.
+        intro: SiteIntro,
+        /// Only this project's pages.
+        project: Option<String>,
+    },
+    /// Copied from the build, which was found current.
+    Prebuilt(FileRanges),
 }
 
-/// What [`write_prebuilt_full`] wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FullSummary {
-    /// Pages written.
-    pub pages: usize,
-    /// Bytes of `llms-full.txt`.
-    pub bytes: u64,
-}
-
-/// Counts what passes through to the inner writer.
-struct Counting<W: Write> {
-    inner: W,
-    written: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-fn master_hash(root: &ContentRoot) -> Result<u64, ContentError> {
-    Ok(root
-        .master_index()?
-        .map_or(0, |page| crate::index::hash(&page.raw)))
-}
-
-/// Writes `<out>/llms-full.txt` and its record for the index built as `build_id`, each
-/// through a temporary file and a rename (a reader never sees half a file; the record last).
-pub fn write_prebuilt_full(
-    root: &ContentRoot,
-    out: &std::path::Path,
-    build_id: u64,
-) -> Result<FullSummary, ContentError> {
-    let path = out.join(PREBUILT_FULL);
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let file = std::fs::File::create(&tmp).map_err(|e| ContentError::io(&tmp, e))?;
-    let mut w = Counting {
-        inner: std::io::BufWriter::new(file),
-        written: 0,
-    };
-    let mut projects = Vec::new();
-    let mut pages = 0;
-    let mut header_len = 0;
-    let mut write_all = |w: &mut Counting<_>| -> Result<(), LlmsError> {
-        w.write_all(header(&root.site_intro()?).as_bytes())?;
-        header_len = w.written;
-        for p in root.projects()? {
-            let start = w.written;
-            pages += write_project(root, &p.id, &mut *w)?;
-            projects.push((p.id, start, w.written));
+impl FullText {
+    /// Writes the whole text into `out`. An error means the text is incomplete: the caller
+    /// must not end the body as if it were whole.
+    pub fn write_to(&self, out: &mut dyn Write) -> Result<(), LlmsError> {
+        match self {
+            FullText::Tree {
+                root,
+                intro,
+                project,
+            } => write_full(root, intro, project.as_deref(), out).map(drop),
+            FullText::Prebuilt(ranges) => ranges.write_to(out).map(drop),
         }
-        w.flush()?;
-        Ok(())
-    };
-    if let Err(e) = write_all(&mut w) {
-        drop(w);
-        let _ = std::fs::remove_file(&tmp);
-        return Err(match e {
-            LlmsError::Content(e) => e,
-            LlmsError::Write(e) => ContentError::io(&tmp, e),
-        });
-    }
-    let size = w.written;
-    drop(w);
-    std::fs::rename(&tmp, &path).map_err(|e| ContentError::io(&path, e))?;
-    let record = FullRecord {
-        build_id,
-        master: master_hash(root)?,
-        header: header_len,
-        projects,
-        size,
-    };
-    let record_path = out.join(PREBUILT_RECORD);
-    let tmp = record_path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(&record)?).map_err(|e| ContentError::io(&tmp, e))?;
-    std::fs::rename(&tmp, &record_path).map_err(|e| ContentError::io(&record_path, e))?;
-    Ok(FullSummary { pages, bytes: size })
-}
-
-/// A prebuilt `/llms-full.txt` found current, ready to be copied out ([`PrebuiltFull::write_to`]).
-#[derive(Debug, Clone)]
-pub struct PrebuiltFull {
-    path: std::path::PathBuf,
-    /// Byte ranges of the file to send, in order.
-    ranges: Vec<(u64, u64)>,
-}
-
-impl PrebuiltFull {
-    /// The prebuilt file for `project` (all when `None`) if it belongs to `index` and the
-    /// site header is unchanged, else why not. The caller has checked `index` against the
-    /// tree ([`Index::check`], [`crate::index::Scope::Everything`]) and knows the project exists.
-    pub fn open(
-        build_dir: &std::path::Path,
-        index: &Index,
-        root: &ContentRoot,
-        project: Option<&str>,
-    ) -> Result<Indexed<PrebuiltFull>, ContentError> {
-        let record_path = build_dir.join(PREBUILT_RECORD);
-        let Some(bytes) = crate::tree::read_file(&record_path)? else {
-            return Ok(Indexed::Stale(format!(
-                "`{}` is missing (rebuild with `dochub build`)",
-                record_path.display()
-            )));
-        };
-        let record: FullRecord = serde_json::from_slice(&bytes)?;
-        let path = build_dir.join(PREBUILT_FULL);
-        let size = std::fs::metadata(&path).map_or(u64::MAX, |m| m.len());
-        if record.build_id != index.build_id() || record.size != size {
-            return Ok(Indexed::Stale(format!(
-                "`{}` does not belong to the index (rebuild with `dochub build`)",
-                path.display()
-            )));
-        }
-        if record.master != master_hash(root)? {
-            return Ok(Indexed::Stale(
-                "`_master/index.md` changed since the build".into(),
-            ));
-        }
-        let mut ranges = vec![(0, record.header)];
-        for (id, start, end) in &record.projects {
-            if project.is_none_or(|p| p == id) {
-                ranges.push((*start, *end));
-            }
-        }
-        if project.is_some() && ranges.len() == 1 {
-            return Ok(Indexed::Stale(format!(
-                "no project `{}` in `{}`",
-                project.unwrap_or_default(),
-                path.display()
-            )));
-        }
-        Ok(Indexed::Fresh(PrebuiltFull { path, ranges }))
-    }
-
-    /// Copies the file's ranges into `out`, a block at a time.
-    pub fn write_to(&self, out: &mut dyn Write) -> Result<u64, LlmsError> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut file =
-            std::fs::File::open(&self.path).map_err(|e| ContentError::io(&self.path, e))?;
-        let mut copied = 0;
-        for &(start, end) in &self.ranges {
-            file.seek(SeekFrom::Start(start))
-                .map_err(|e| ContentError::io(&self.path, e))?;
-            let want = end.saturating_sub(start);
-            let n = std::io::copy(&mut (&mut file).take(want), &mut *out)?;
-            if n != want {
-                return Err(ContentError::io(
-                    &self.path,
-                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "shorter than recorded"),
-                )
-                .into());
-            }
-            copied += n;
-        }
-        out.flush()?;
-        Ok(copied)
     }
 }
 
@@ -633,7 +396,7 @@ mod tests {
             name: "Hub".into(),
             summary: "Docs.".into(),
         };
-        let text = llms_txt(&intro, &root.llms_outline().unwrap());
+        let text = llms_txt(&intro, &crate::Catalog::llms_outline(&root).unwrap());
         let expected = "# Hub\n\n> Docs.\n\n\
             Each link below is a page's markdown. Every page in one file: [llms-full.txt](/llms-full.txt) \
             (4 pages); one project's pages: `/llms-full.txt?project=<id>`.\n\
@@ -647,19 +410,6 @@ mod tests {
             \n## Optional\n\n\
             - [Old](/docs/beta/core/old.md)\n";
         assert_eq!(text, expected);
-    }
-
-    #[test]
-    fn the_index_gives_the_same_outline_as_the_tree() {
-        let dir = tree();
-        let build = tempfile::tempdir().unwrap();
-        let root = ContentRoot::open(dir.path()).unwrap();
-        crate::index::write_index(&root, build.path()).unwrap();
-        let index = Index::open(build.path()).unwrap();
-        assert_eq!(
-            index.llms_outline().unwrap(),
-            Indexed::Fresh(root.llms_outline().unwrap())
-        );
     }
 
     #[test]
@@ -697,70 +447,6 @@ mod tests {
         );
         let one = String::from_utf8(one).unwrap();
         assert!(one.contains("# beta/core/intro") && !one.contains("# alpha/"));
-    }
-
-    #[test]
-    fn the_prebuilt_full_text_is_the_live_one_while_it_belongs_to_the_index() {
-        let dir = tree();
-        let build = tempfile::tempdir().unwrap();
-        let root = ContentRoot::open(dir.path()).unwrap();
-        let summary =
-            crate::prebuilt::write_build(&root, build.path(), chrono::Utc::now()).unwrap();
-        assert_eq!(summary.llms_full.pages, 4);
-        let index = Index::open(build.path()).unwrap();
-        let intro = root.site_intro().unwrap();
-        for project in [None, Some("alpha"), Some("beta")] {
-            let Indexed::Fresh(prebuilt) =
-                PrebuiltFull::open(build.path(), &index, &root, project).unwrap()
-            else {
-                panic!("fresh");
-            };
-            let mut copied = Vec::new();
-            prebuilt.write_to(&mut copied).unwrap();
-            let mut live = Vec::new();
-            write_full(&root, &intro, project, &mut live).unwrap();
-            assert_eq!(
-                String::from_utf8(copied).unwrap(),
-                String::from_utf8(live).unwrap()
-            );
-        }
-        assert_eq!(
-            summary.llms_full.bytes,
-            fs::metadata(build.path().join(PREBUILT_FULL))
-                .unwrap()
-                .len()
-        );
-
-        // A new master page changes the header: stale.
-        fs::create_dir_all(dir.path().join("_master")).unwrap();
-        fs::write(
-            dir.path().join("_master/index.md"),
-            "# New name
-",
-        )
-        .unwrap();
-        assert!(matches!(
-            PrebuiltFull::open(build.path(), &index, &root, None).unwrap(),
-            Indexed::Stale(_)
-        ));
-        // A rebuilt index with an old llms-full.txt: stale.
-        fs::remove_dir_all(dir.path().join("_master")).unwrap();
-        let record = fs::read(build.path().join(PREBUILT_RECORD)).unwrap();
-        fs::write(dir.path().join("beta/core/new.md"), "New").unwrap();
-        crate::index::write_index(&root, build.path()).unwrap();
-        let index = Index::open(build.path()).unwrap();
-        fs::write(build.path().join(PREBUILT_RECORD), record).unwrap();
-        let stale = PrebuiltFull::open(build.path(), &index, &root, None).unwrap();
-        assert!(
-            matches!(&stale, Indexed::Stale(r) if r.contains("does not belong")),
-            "{stale:?}"
-        );
-        // No record at all: stale, saying so.
-        fs::remove_file(build.path().join(PREBUILT_RECORD)).unwrap();
-        assert!(matches!(
-            PrebuiltFull::open(build.path(), &index, &root, None).unwrap(),
-            Indexed::Stale(r) if r.contains("missing")
-        ));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! build/manifest/<project>/<subproject>.json   GET /api/manifest/<project>/<subproject>
 //! build/index/                                 the search and navigation index (crate::index)
 //! build/llms-full.txt, build/llms-full.json     GET /llms-full.txt and where each project is in
-//!                                              it (crate::llms)
+//!                                              it (crate::index)
 //! ```
 
 use std::collections::BTreeSet;
@@ -20,7 +20,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::ContentError;
-use crate::index::{Index, IndexSummary, Memo, write_index};
+use crate::index::{FullSummary, Index, IndexSummary, write_index, write_prebuilt_full};
 use crate::segment::is_valid_id;
 use crate::tree::{ContentRoot, read_file};
 
@@ -46,7 +46,7 @@ pub struct BuildSummary {
     /// The search and navigation index.
     pub index: IndexSummary,
     /// `llms-full.txt` (see [`crate::llms`]).
-    pub llms_full: crate::llms::FullSummary,
+    pub llms_full: FullSummary,
 }
 
 /// Writes every manifest of `root` into `out` (created if needed) and removes
@@ -83,7 +83,7 @@ pub fn write_build(
     fs::create_dir_all(&dir).map_err(|e| ContentError::io(&dir, e))?;
     remove_stale(&dir, &written)?;
     let index = write_index(root, out)?;
-    let llms_full = crate::llms::write_prebuilt_full(root, out, Index::open(out)?.build_id())?;
+    let llms_full = write_prebuilt_full(root, out, Index::open(out)?.build_id())?;
     // The master goes last: its presence marks a complete build.
     write(&out.join(MASTER_FILE), &to_json(&master)?)?;
     Ok(BuildSummary {
@@ -161,26 +161,13 @@ impl BuildMode {
         }
     }
 
-    /// Opens the index for one request: the index (if it can be used) and a warning to log
-    /// when a build is there but cannot be used. A missing build is an error only when
-    /// `Required`. `memo` keeps a copied build's check between requests.
-    pub fn open_index(
-        &self,
-        memo: Option<&Memo>,
-    ) -> Result<(Option<Index>, Option<String>), ContentError> {
-        let (dir, required) = match self {
-            BuildMode::Off => return Ok((None, None)),
-            BuildMode::Auto(dir) => (dir, false),
-            BuildMode::Required(dir) => (dir, true),
-        };
-        if required {
-            Prebuilt::open(dir)?;
-        }
-        match Index::open(dir) {
-            Ok(index) => Ok((Some(index.with_memo(memo.cloned())), None)),
-            Err(ContentError::PrebuiltMissing { .. }) if !required => Ok((None, None)),
-            Err(e @ ContentError::PrebuiltMissing { .. }) => Err(e),
-            Err(e) => Ok((None, Some(format!("not using the prebuilt index: {e}")))),
+    /// The build folder, and whether it must be there; `None` when answers never come from
+    /// a build.
+    pub fn dir(&self) -> Option<(&Path, bool)> {
+        match self {
+            BuildMode::Off => None,
+            BuildMode::Auto(dir) => Some((dir, false)),
+            BuildMode::Required(dir) => Some((dir, true)),
         }
     }
 }

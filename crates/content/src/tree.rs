@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::ProjectOutline;
 use crate::error::ContentError;
 use crate::frontmatter::{ParsedPage, parse_page};
 use crate::fsio::EntryKind;
@@ -146,17 +147,6 @@ impl Page {
     pub fn path(&self) -> String {
         format!("{}/{}/{}", self.project, self.subproject, self.id)
     }
-}
-
-/// A project as the docs sidebar lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SidebarProject {
-    /// Folder name.
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// Its subprojects' ids and display names, sorted by id.
-    pub subprojects: Vec<(String, String)>,
 }
 
 /// Meta from `_project.yaml` / `_subproject.yaml`.
@@ -346,7 +336,7 @@ impl ContentRoot {
     /// Every project with the names of its subprojects, reading only the `_project.yaml` and
     /// `_subproject.yaml` files and the project folders: what the docs sidebar shows, without
     /// listing any subproject's pages (a page costs its own subproject, not the whole tree).
-    pub fn sidebar(&self) -> Result<Vec<SidebarProject>, ContentError> {
+    pub fn sidebar(&self) -> Result<Vec<ProjectOutline>, ContentError> {
         let mut out = Vec::new();
         for id in list(&self.root, Kind::Dir)? {
             if id == REPORTS_DIR {
@@ -362,7 +352,7 @@ impl ContentRoot {
                     s,
                 ));
             }
-            out.push(SidebarProject {
+            out.push(ProjectOutline {
                 name: str_field(&meta.value, "name").unwrap_or_else(|| id.clone()),
                 id,
                 subprojects: subs.into_iter().map(|(n, s)| (s, n)).collect(),

@@ -7,16 +7,19 @@ use dochub_content::api::{
     ApiConfig, ApiRequest, ApiResponse, Database, Gate, Health, Route, handle, handle_or_health,
     health_response, route,
 };
+use dochub_content::index::Source;
 use dochub_content::prebuilt::{BuildMode, write_build};
 use dochub_http::auth::{AuthConfig, token_digest};
 use dochub_http::query_param;
 
 fn config(environment: &str, tokens: &str) -> ApiConfig {
     ApiConfig {
-        content_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/basic"),
-        build: BuildMode::Off,
+        source: Source {
+            content_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/basic"),
+            build: BuildMode::Off,
+            memo: None,
+        },
         auth: AuthConfig::new(environment, tokens),
-        memo: None,
     }
 }
 
@@ -161,29 +164,29 @@ fn production_gate() {
 #[test]
 fn prebuilt_and_missing_roots() {
     let mut c = config("development", "");
-    let content = c.content_dir.clone();
-    c.content_dir = "/no/such/root".into();
+    let content = c.source.content_dir.clone();
+    c.source.content_dir = "/no/such/root".into();
     let res = get(&c, "/manifest", "", None);
     assert_eq!(res.status, 500);
     assert!(error_of(&res).contains("`/no/such/root` does not exist"));
     // SERVE_PREBUILT=1 with nothing built: a 500 that says how to build.
-    c.content_dir = content;
+    c.source.content_dir = content;
     let build = tempfile::tempdir().unwrap();
-    c.build = BuildMode::Required(build.path().to_path_buf());
+    c.source.build = BuildMode::Required(build.path().to_path_buf());
     let res = get(&c, "/manifest/alpha", "", None);
     assert_eq!(res.status, 500);
     assert!(error_of(&res).contains("has no manifest.json"));
     // The default with nothing built answers from the tree, without a warning.
-    c.build = BuildMode::Auto(build.path().to_path_buf());
+    c.source.build = BuildMode::Auto(build.path().to_path_buf());
     let res = get(&c, "/manifest/alpha", "", None);
     assert_eq!((res.status, res.warning.clone()), (200, None));
-    let root = dochub_content::ContentRoot::open(&c.content_dir).unwrap();
+    let root = dochub_content::ContentRoot::open(&c.source.content_dir).unwrap();
     write_build(&root, build.path(), Utc::now()).unwrap();
     for mode in [
         BuildMode::Auto(build.path().to_path_buf()),
         BuildMode::Required(build.path().to_path_buf()),
     ] {
-        c.build = mode;
+        c.source.build = mode;
         let res = get(&c, "/manifest/alpha", "", None);
         assert_eq!((res.status, res.warning.clone()), (200, None));
         assert_eq!(get(&c, "/manifest/alpha/nope", "", None).status, 404);
@@ -209,14 +212,14 @@ fn copy_tree(from: &Path, to: &Path) {
 #[test]
 fn answers_from_the_build_match_the_tree_until_it_changes() {
     let content = tempfile::tempdir().unwrap();
-    copy_tree(&config("x", "").content_dir, content.path());
+    copy_tree(&config("x", "").source.content_dir, content.path());
     let build = tempfile::tempdir().unwrap();
     let root = dochub_content::ContentRoot::open(content.path()).unwrap();
     write_build(&root, build.path(), Utc::now()).unwrap();
     let mut live = config("development", "");
-    live.content_dir = content.path().to_path_buf();
+    live.source.content_dir = content.path().to_path_buf();
     let mut pre = live.clone();
-    pre.build = BuildMode::Auto(build.path().to_path_buf());
+    pre.source.build = BuildMode::Auto(build.path().to_path_buf());
     for (path, query) in [
         ("/manifest/alpha", ""),
         ("/manifest/alpha/guide", ""),

@@ -54,10 +54,12 @@ fn main() -> std::io::Result<()> {
     std::fs::write(content.path().join("p/s/big.md"), &md)?;
     std::fs::write(content.path().join("p/s/other.md"), "# Other\n")?;
     let config = SiteConfig {
-        content_dir: content.path().to_path_buf(),
-        build: dochub_content::prebuilt::BuildMode::Off,
+        source: dochub_content::index::Source {
+            content_dir: content.path().to_path_buf(),
+            build: dochub_content::prebuilt::BuildMode::Off,
+            memo: None,
+        },
         auth: AuthConfig::new("development", ""),
-        memo: None,
     };
     let request = |query| SiteRequest {
         method: "GET",

@@ -1,7 +1,7 @@
 //! The docs site layout: header bar, sidebar, breadcrumbs, summary, content and "On this page".
 
 use askama::Template;
-use dochub_content::encode_segment;
+use dochub_content::{SearchHit, encode_segment};
 
 use crate::highlight::{Segment, highlight};
 use crate::markdown::{Rendered, TocEntry};
@@ -16,15 +16,15 @@ pub enum LayoutError {
 
 /// Something with an id (its URL segment) and a display name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Named {
+pub struct NavItem {
     /// URL segment: the directory name or the page file name without `.md`.
     pub id: String,
     /// Display name (a project or subproject name, a page title).
     pub name: String,
 }
 
-impl Named {
-    /// A `Named` from an id and a display name.
+impl NavItem {
+    /// A `NavItem` from an id and a display name.
     pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -37,17 +37,17 @@ impl Named {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NavSubproject {
     /// The subproject's id and name.
-    pub subproject: Named,
+    pub subproject: NavItem,
     /// Its pages (id and title), in display order. Only the current subproject's pages are
     /// shown, so these may be left empty for the others.
-    pub pages: Vec<Named>,
+    pub pages: Vec<NavItem>,
 }
 
 /// A project in the sidebar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NavProject {
     /// The project's id and display name.
-    pub project: Named,
+    pub project: NavItem,
     /// Its subprojects, in display order.
     pub subprojects: Vec<NavSubproject>,
 }
@@ -64,7 +64,7 @@ pub struct Nav {
 
 impl Nav {
     /// The names of a project and one of its subprojects, when both are in the sidebar.
-    pub fn find(&self, project: &str, subproject: &str) -> Option<(Named, Named)> {
+    pub fn find(&self, project: &str, subproject: &str) -> Option<(NavItem, NavItem)> {
         let p = self.projects.iter().find(|p| p.project.id == project)?;
         let s = p
             .subprojects
@@ -79,11 +79,11 @@ impl Nav {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Location {
     /// The current project.
-    pub project: Option<Named>,
+    pub project: Option<NavItem>,
     /// The current subproject (only with a project).
-    pub subproject: Option<Named>,
+    pub subproject: Option<NavItem>,
     /// The current page (only with a subproject); `index` is the subproject's landing page.
-    pub page: Option<Named>,
+    pub page: Option<NavItem>,
 }
 
 /// One card of a card-list page.
@@ -97,17 +97,6 @@ pub struct Card {
     pub description: String,
     /// A muted line such as "3 pages"; may be empty.
     pub meta: String,
-}
-
-/// One search result, as the content search returns it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchHit {
-    /// `<project>/<subproject>/<page>`.
-    pub path: String,
-    /// The page title.
-    pub title: String,
-    /// Text around the first match.
-    pub excerpt: String,
 }
 
 /// URL of a project's card list (ids are percent-encoded).
@@ -234,7 +223,7 @@ struct LayoutTemplate<'a> {
     has_reports: bool,
 }
 
-fn id_of(named: Option<&Named>) -> Option<&str> {
+fn id_of(named: Option<&NavItem>) -> Option<&str> {
     named.map(|n| n.id.as_str())
 }
 
@@ -355,12 +344,12 @@ fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutE
 /// markdown has none); `summary` is shown muted under the breadcrumbs when not empty.
 ///
 /// ```
-/// use dochub_render::{Location, Nav, Named, document_page, render_markdown};
+/// use dochub_render::{Location, Nav, NavItem, document_page, render_markdown};
 /// let rendered = render_markdown("# Intro\n\n## Setup\n", &["dochub", "docs"]);
 /// let here = Location {
-///     project: Some(Named::new("dochub", "dochub")),
-///     subproject: Some(Named::new("docs", "Docs")),
-///     page: Some(Named::new("intro", "Intro")),
+///     project: Some(NavItem::new("dochub", "dochub")),
+///     subproject: Some(NavItem::new("docs", "Docs")),
+///     page: Some(NavItem::new("intro", "Intro")),
 /// };
 /// let html = document_page(&Nav::default(), &here, "Intro", "Start here", &rendered).unwrap();
 /// assert!(html.contains(r##"<a href="#setup">Setup</a>"##));

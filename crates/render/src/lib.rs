@@ -5,7 +5,7 @@
 //! over the content tree of `dochub_content`. Nothing here knows about Spin.
 //!
 //! ```
-//! use dochub_render::{Location, Nav, Named, NavProject, NavSubproject, document_page, render_markdown};
+//! use dochub_render::{Location, Nav, NavItem, NavProject, NavSubproject, document_page, render_markdown};
 //!
 //! let source = "---\ntitle: Setup\n---\n# Setup\n\n## Install\n\nSee [the API](../api/index.md).\n";
 //! let rendered = render_markdown(source, &["dochub", "docs"]);
@@ -13,18 +13,18 @@
 //!
 //! let nav = Nav {
 //!     projects: vec![NavProject {
-//!         project: Named::new("dochub", "dochub"),
+//!         project: NavItem::new("dochub", "dochub"),
 //!         subprojects: vec![NavSubproject {
-//!             subproject: Named::new("docs", "Docs"),
-//!             pages: vec![Named::new("setup", "Setup")],
+//!             subproject: NavItem::new("docs", "Docs"),
+//!             pages: vec![NavItem::new("setup", "Setup")],
 //!         }],
 //!     }],
 //!     has_reports: true,
 //! };
 //! let here = Location {
-//!     project: Some(Named::new("dochub", "dochub")),
-//!     subproject: Some(Named::new("docs", "Docs")),
-//!     page: Some(Named::new("setup", "Setup")),
+//!     project: Some(NavItem::new("dochub", "dochub")),
+//!     subproject: Some(NavItem::new("docs", "Docs")),
+//!     page: Some(NavItem::new("setup", "Setup")),
 //! };
 //! let html = document_page(&nav, &here, "Setup", "How to install", &rendered).unwrap();
 //! assert!(html.contains(r#"<a class="active" aria-current="page" href="/docs/dochub/docs/setup">Setup</a>"#));
@@ -42,9 +42,8 @@ mod slug;
 
 pub use highlight::{Segment, highlight};
 pub use layout::{
-    Card, LayoutError, Location, Named, Nav, NavProject, NavSubproject, SearchHit, card_page,
-    document_page, markdown_href, not_found_page, page_href, project_href, search_page,
-    subproject_href,
+    Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
+    markdown_href, not_found_page, page_href, project_href, search_page, subproject_href,
 };
 pub use markdown::{Rendered, TocEntry, options, render_body, render_markdown, strip_frontmatter};
 pub use slug::{FALLBACK_ID, slugify};

@@ -10,13 +10,14 @@
 //! apart from `/docs/...` by `spin-component-route` (Spin v4.0.2 sets it to the route as
 //! written, without a trailing `/...`: `crates/routes/src/lib.rs`, `raw_route_or_prefix`).
 //!
-//! `/llms.txt` is built from the prebuilt index when it is current (one small file per
-//! subproject, no page read), else from the tree. `/llms-full.txt` is copied from the one
-//! `dochub build` wrote (`build/llms-full.txt`, with the byte range of each project for
-//! `?project=`) when it belongs to the current index, else read from the tree one page at a
-//! time. Both use the index's never-stale-in-silence check ([`dochub_content::index`]): the
-//! folders' times against the build's record, and for `llms-full.txt` also the build id and
-//! `_master/index.md`; a stale build is logged and the answer comes from the tree. Either way
+//! Both are answered through the catalog ([`dochub_content::Catalog`]): `/llms.txt` from the
+//! prebuilt index when it is current (one small file per subproject, no page read), else from
+//! the tree; `/llms-full.txt` copied from the one `dochub build` wrote (`build/llms-full.txt`,
+//! with the byte range of each project for `?project=`) while it belongs to the current
+//! index, else read from the tree one page at a time. The index's never-stale-in-silence check
+//! (the folders' times against the build's record, and for `llms-full.txt` also the build id
+//! and `_master/index.md`) is the catalog's; a stale build is logged and the answer comes from
+//! the tree. Either way
 //! the text is streamed ([`FullText::write_to`]), so a tree of any size costs the component a
 //! buffer, not the file: the component writes it into the response body as it goes and aborts
 //! the body (the client sees an incomplete response, not a short file that looks whole) if
@@ -30,12 +31,8 @@
 //! assert!(!prefers_markdown("*/*"));
 //! ```
 
-use std::io::Write;
-
-use dochub_content::index::{Indexed, Scope};
-use dochub_content::llms::{LlmsError, PrebuiltFull, SiteIntro, llms_txt, write_full};
-use dochub_content::prebuilt::BuildMode;
-use dochub_content::{ContentError, ContentRoot};
+use dochub_content::CatalogError;
+use dochub_content::llms::{FullText, llms_txt};
 
 use dochub_http::query_param;
 
@@ -78,37 +75,6 @@ pub enum Answer {
     Whole(SiteResponse),
     /// Status and headers (empty body), then a body to stream with [`FullText::write_to`].
     Stream(SiteResponse, FullText),
-}
-
-/// The body of `/llms-full.txt`, written when the response head has been sent.
-#[derive(Debug)]
-pub enum FullText {
-    /// Read from the tree, one page at a time.
-    Tree {
-        /// The content root.
-        root: ContentRoot,
-        /// The header.
-        intro: SiteIntro,
-        /// Only this project's pages.
-        project: Option<String>,
-    },
-    /// Copied from the build, which was found current.
-    Prebuilt(PrebuiltFull),
-}
-
-impl FullText {
-    /// Writes the whole text into `out`. An error means the text is incomplete: the caller
-    /// must not end the body as if it were whole.
-    pub fn write_to(&self, out: &mut dyn Write) -> Result<(), LlmsError> {
-        match self {
-            FullText::Tree {
-                root,
-                intro,
-                project,
-            } => write_full(root, intro, project.as_deref(), out).map(drop),
-            FullText::Prebuilt(prebuilt) => prebuilt.write_to(out).map(drop),
-        }
-    }
 }
 
 /// Whether an `Accept` header asks for markdown rather than HTML: `text/markdown` must have
@@ -175,61 +141,34 @@ pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &SiteRequest<'_>) -> A
     }
 }
 
-fn index(config: &SiteConfig) -> Result<SiteResponse, ContentError> {
-    let root = ContentRoot::open(&config.content_dir)?;
-    let (index, mut warning) = config.build.open_index(config.memo.as_ref())?;
-    let mut outline = None;
-    if let Some(index) = index {
-        match index.check(&root, Scope::Everything)? {
-            Some(reason) => warning = Some(reason),
-            None => match index.llms_outline()? {
-                Indexed::Fresh(found) => outline = Some(found),
-                Indexed::Stale(reason) => warning = Some(reason),
-            },
-        }
-    }
-    let outline = match outline {
-        Some(outline) => outline,
-        None => root.llms_outline()?,
-    };
-    let text = llms_txt(&root.site_intro()?, &outline);
-    Ok(SiteResponse::new(200, LLMS_CONTENT_TYPE, text.into_bytes())
-        .with_warning(warning.map(|w| format!("answering from the content tree: {w}"))))
+fn index(config: &SiteConfig) -> Result<SiteResponse, CatalogError> {
+    let (text, warning) = config.source.read(|catalog| {
+        Ok::<_, CatalogError>(llms_txt(&catalog.site_intro()?, &catalog.llms_outline()?))
+    })?;
+    Ok(SiteResponse::new(200, LLMS_CONTENT_TYPE, text.into_bytes()).with_warning(warning))
 }
 
-fn full(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<Answer, ContentError> {
-    let root = ContentRoot::open(&config.content_dir)?;
+fn full(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<Answer, CatalogError> {
     let project = query_param(req.query, "project");
-    if let Some(id) = &project
-        && root.project(id)?.is_none()
-    {
+    let (text, warning) = config.source.read(|catalog| {
+        if let Some(id) = &project
+            && catalog.project(id)?.is_none()
+        {
+            return Ok(None);
+        }
+        catalog.llms_full(project.as_deref()).map(Some)
+    })?;
+    let Some(text) = text else {
         return Ok(Answer::Whole(text_response(
             404,
-            &format!("There is no project “{id}”; /llms.txt lists them."),
+            &format!(
+                "There is no project “{}”; /llms.txt lists them.",
+                project.unwrap_or_default()
+            ),
         )));
-    }
-    let head = SiteResponse::new(200, LLMS_CONTENT_TYPE, Vec::new());
-    let (index, mut warning) = config.build.open_index(config.memo.as_ref())?;
-    if let (Some(index), BuildMode::Auto(dir) | BuildMode::Required(dir)) = (index, &config.build) {
-        match index.check(&root, Scope::Everything)? {
-            Some(reason) => warning = Some(reason),
-            None => match PrebuiltFull::open(dir, &index, &root, project.as_deref())? {
-                Indexed::Fresh(prebuilt) => {
-                    return Ok(Answer::Stream(head, FullText::Prebuilt(prebuilt)));
-                }
-                Indexed::Stale(reason) => warning = Some(reason),
-            },
-        }
-    }
-    let intro = root.site_intro()?;
-    Ok(Answer::Stream(
-        head.with_warning(warning.map(|w| format!("answering from the content tree: {w}"))),
-        FullText::Tree {
-            root,
-            intro,
-            project,
-        },
-    ))
+    };
+    let head = SiteResponse::new(200, LLMS_CONTENT_TYPE, Vec::new()).with_warning(warning);
+    Ok(Answer::Stream(head, text))
 }
 
 #[cfg(test)]

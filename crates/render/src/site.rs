@@ -25,33 +25,29 @@
 //! ```
 //! use dochub_http::auth::AuthConfig;
 //! use dochub_render::site::{SiteConfig, SiteRequest, handle};
+//! use dochub_content::index::Source;
 //! use dochub_content::prebuilt::BuildMode;
 //! let config = SiteConfig {
-//!     content_dir: "/no/such/dir".into(),
-//!     build: BuildMode::Off,
+//!     source: Source { content_dir: "/no/such/dir".into(), build: BuildMode::Off, memo: None },
 //!     auth: AuthConfig::new("development", ""),
-//!     memo: None,
 //! };
 //! let req = SiteRequest { method: "GET", path: "", query: "", authorization: None };
 //! let res = handle(&config, &req);
 //! assert_eq!((res.status, res.header("location")), (301, Some("/docs/")));
 //! ```
 
-use std::path::PathBuf;
-
-use dochub_content::index::{Index, Indexed, IndexedPage, Memo, Scope};
-use dochub_content::prebuilt::BuildMode;
+use dochub_content::index::Source;
 use dochub_content::{
-    ContentError, ContentRoot, MAX_RESULTS, MIN_QUERY_CHARS, Page, SidebarProject, encode_segment,
-    page_body,
+    Catalog, CatalogError, ContentError, MAX_RESULTS, MIN_QUERY_CHARS, PageSummary, ReadError,
+    encode_segment, page_body,
 };
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::query_param;
 use percent_encoding::percent_decode_str;
 
 use crate::layout::{
-    Card, LayoutError, Location, Named, Nav, NavProject, NavSubproject, SearchHit, card_page,
-    document_page, not_found_page, page_href, project_href, search_page, subproject_href,
+    Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
+    not_found_page, page_href, project_href, search_page, subproject_href,
 };
 use crate::markdown::render_body;
 
@@ -65,14 +61,10 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe
 /// Configuration, read once at the component's entry.
 #[derive(Debug, Clone)]
 pub struct SiteConfig {
-    /// The content root (`CONTENT_DIR`).
-    pub content_dir: PathBuf,
-    /// Whether and where the prebuilt index is read (`SERVE_PREBUILT`, `BUILD_DIR`).
-    pub build: BuildMode,
+    /// Where answers come from.
+    pub source: Source,
     /// Who may read the docs.
     pub auth: AuthConfig,
-    /// Where a copied build's check is kept between requests (the key-value store).
-    pub memo: Option<Memo>,
 }
 
 pub use dochub_http::{Request as SiteRequest, Response as SiteResponse};
@@ -234,12 +226,24 @@ fn strip(res: SiteResponse, head: bool) -> SiteResponse {
 #[derive(Debug, thiserror::Error)]
 enum SiteError {
     #[error(transparent)]
-    Content(#[from] ContentError),
+    Catalog(#[from] CatalogError),
     #[error(transparent)]
     Layout(#[from] LayoutError),
-    /// The index no longer matches the content; the request is answered again from the tree.
-    #[error("{0}")]
-    Stale(String),
+}
+
+impl ReadError for SiteError {
+    fn catalog(&self) -> Option<&CatalogError> {
+        match self {
+            SiteError::Catalog(e) => Some(e),
+            SiteError::Layout(_) => None,
+        }
+    }
+}
+
+impl From<ContentError> for SiteError {
+    fn from(e: ContentError) -> SiteError {
+        SiteError::Catalog(e.into())
+    }
 }
 
 /// `location` with the request's query string kept.
@@ -263,55 +267,11 @@ fn respond(
             with_query("/docs/".into(), req.query),
         ));
     }
-    let root = ContentRoot::open(&config.content_dir)?;
-    let (index, mut warning) = config.build.open_index(config.memo.as_ref())?;
-    let index = match index {
-        Some(index) => match index.check(&root, scope(&route))? {
-            None => Some(index),
-            Some(reason) => {
-                warning = Some(reason);
-                None
-            }
-        },
-        None => None,
-    };
-    let site = Site {
-        root: &root,
-        index: index.as_ref(),
-    };
-    let res = match serve(&site, route.clone(), req, markdown) {
-        Err(SiteError::Stale(reason)) => {
-            warning = Some(reason);
-            let live = Site {
-                root: &root,
-                index: None,
-            };
-            serve(&live, route, req, markdown)
-        }
-        other => other,
-    }?;
-    Ok(res.with_warning(warning.map(|w| format!("answering from the content tree: {w}"))))
-}
-
-/// The folders a route's answer depends on, checked against the index before it is used.
-fn scope(route: &Route) -> Scope<'_> {
-    match route {
-        // The home page's cards count every subproject's pages.
-        Route::Home => Scope::Everything,
-        Route::Project { project, .. } => Scope::Project(project),
-        Route::Subproject {
-            project,
-            subproject,
-            ..
-        }
-        | Route::Page {
-            project,
-            subproject,
-            ..
-        } => Scope::Subproject(project, subproject),
-        // Search checks every folder itself.
-        Route::Search | Route::Bare | Route::NotFound => Scope::Outline,
-    }
+    let (res, warning) = config.source.read(|catalog| {
+        let site = Site { catalog };
+        serve(&site, route.clone(), req, markdown)
+    })?;
+    Ok(res.with_warning(warning))
 }
 
 /// `markdown`: the request's `Accept` prefers markdown (a page then answers its twin).
@@ -332,7 +292,7 @@ fn serve(
         }
         Route::Project { project, slash } => {
             if !slash {
-                return Ok(match site.project_info(&project)? {
+                return Ok(match site.catalog.project(&project)? {
                     Some(_) => {
                         SiteResponse::redirect(301, with_query(project_href(&project), req.query))
                     }
@@ -347,7 +307,7 @@ fn serve(
             slash,
         } => {
             if !slash {
-                return Ok(match site.place(&project, &subproject)? {
+                return Ok(match site.catalog.subproject(&project, &subproject)? {
                     Some(_) => SiteResponse::redirect(
                         301,
                         with_query(subproject_href(&project, &subproject), req.query),
@@ -365,11 +325,11 @@ fn serve(
             page,
             slash,
         } => {
-            let root = site.root;
+            let catalog = site.catalog;
             let stem = page.strip_suffix(".md").filter(|s| !s.is_empty());
             if let (Some(id), false) = (stem, slash) {
                 // The markdown twin: the file's bytes, as `?format=raw` and `/api/raw` give them.
-                return match root.raw(&project, &subproject, id)? {
+                return match catalog.raw(&project, &subproject, id)? {
                     Some(bytes) => Ok(SiteResponse::new(200, MARKDOWN, bytes)),
                     None => site.missing_page(&project, &subproject, id),
                 };
@@ -377,7 +337,7 @@ fn serve(
             if slash {
                 // `/p/s/page/` and `/p/s/page.md/` name the page `page` when it exists.
                 let id = stem.unwrap_or(&page);
-                if root.raw(&project, &subproject, id)?.is_some() {
+                if catalog.raw(&project, &subproject, id)?.is_some() {
                     let href = format!(
                         "/docs/{}/{}/{}",
                         encode_segment(&project),
@@ -389,7 +349,7 @@ fn serve(
                 return site.missing_page(&project, &subproject, &page);
             }
             let raw = query_param(req.query, "format").as_deref() == Some("raw");
-            if page == "index" && !raw && root.raw(&project, &subproject, "index")?.is_some() {
+            if page == "index" && !raw && catalog.raw(&project, &subproject, "index")?.is_some() {
                 // The landing page has one address, the subproject's.
                 return Ok(SiteResponse::redirect(
                     301,
@@ -408,38 +368,9 @@ fn serve(
     }
 }
 
-/// One request's view of the content: the prebuilt index when it is current for the
-/// request, else the tree itself.
+/// One request's view of the content, through whichever catalog answers it.
 struct Site<'a> {
-    root: &'a ContentRoot,
-    index: Option<&'a Index>,
-}
-
-/// What a project card and the sidebar need of a project.
-struct ProjectInfo {
-    id: String,
-    name: String,
-    description: String,
-    subproject_count: usize,
-    doc_count: usize,
-}
-
-/// What a subproject card needs.
-struct SubprojectInfo {
-    id: String,
-    name: String,
-    description: String,
-    doc_count: usize,
-}
-
-/// A page of the current subproject: its listing data, and the page itself when the live
-/// tree had to read it to list it.
-struct PageInfo {
-    id: String,
-    title: String,
-    summary: String,
-    indexed: Option<IndexedPage>,
-    page: Option<Page>,
+    catalog: &'a dyn Catalog,
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -452,24 +383,10 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 impl Site<'_> {
     /// Every project and its subprojects; the pages of `open` (project, subproject) too.
-    fn nav(&self, open: Option<(&str, &str, &[PageInfo])>) -> Result<Nav, ContentError> {
-        let outline: Vec<SidebarProject> = match self.index {
-            Some(index) => index
-                .projects()
-                .iter()
-                .map(|p| SidebarProject {
-                    id: p.id.clone(),
-                    name: p.name.clone(),
-                    subprojects: p
-                        .subprojects
-                        .iter()
-                        .map(|s| (s.id.clone(), s.name.clone()))
-                        .collect(),
-                })
-                .collect(),
-            None => self.root.sidebar()?,
-        };
-        let projects = outline
+    fn nav(&self, open: Option<(&str, &str, &[PageSummary])>) -> Result<Nav, CatalogError> {
+        let projects = self
+            .catalog
+            .outline()?
             .into_iter()
             .map(|p| {
                 let subprojects = p
@@ -483,155 +400,44 @@ impl Site<'_> {
                             _ => Vec::new(),
                         };
                         NavSubproject {
-                            subproject: Named::new(sid, sname),
+                            subproject: NavItem::new(sid, sname),
                             pages,
                         }
                     })
                     .collect();
                 NavProject {
-                    project: Named::new(p.id, p.name),
+                    project: NavItem::new(p.id, p.name),
                     subprojects,
                 }
             })
             .collect();
         Ok(Nav {
             projects,
-            has_reports: self.root.has_reports()?,
+            has_reports: self.catalog.has_reports()?,
         })
     }
 
-    fn projects_info(&self) -> Result<Vec<ProjectInfo>, ContentError> {
-        Ok(match self.index {
-            Some(index) => index
-                .projects()
-                .iter()
-                .map(|p| ProjectInfo {
-                    id: p.id.clone(),
-                    name: p.name.clone(),
-                    description: p.description.clone(),
-                    subproject_count: p.subprojects.len(),
-                    doc_count: p.doc_count,
-                })
-                .collect(),
-            None => self
-                .root
-                .projects()?
-                .into_iter()
-                .map(|p| ProjectInfo {
-                    id: p.id,
-                    name: p.name,
-                    description: p.description,
-                    subproject_count: p.subproject_count,
-                    doc_count: p.doc_count,
-                })
-                .collect(),
-        })
-    }
-
-    /// A project's name, description and subprojects, or `None` when there is no such project.
-    fn project_info(
-        &self,
-        id: &str,
-    ) -> Result<Option<(Named, String, Vec<SubprojectInfo>)>, ContentError> {
-        if let Some(index) = self.index {
-            return Ok(index.project(id).map(|p| {
-                let subs = p
-                    .subprojects
-                    .iter()
-                    .map(|s| SubprojectInfo {
-                        id: s.id.clone(),
-                        name: s.name.clone(),
-                        description: s.description.clone(),
-                        doc_count: s.doc_count,
-                    })
-                    .collect();
-                (Named::new(&p.id, &p.name), p.description.clone(), subs)
-            }));
-        }
-        let (Some(project), Some(subprojects)) =
-            (self.root.project(id)?, self.root.subprojects(id)?)
-        else {
-            return Ok(None);
-        };
-        let subs = subprojects
-            .into_iter()
-            .map(|s| SubprojectInfo {
-                id: s.id,
-                name: s.name,
-                description: s.description,
-                doc_count: s.doc_count,
-            })
-            .collect();
-        Ok(Some((
-            Named::new(project.id, project.name),
-            project.description,
-            subs,
-        )))
-    }
-
-    /// A subproject's pages, sorted by id (the live tree reads them all to list their titles).
-    fn pages(&self, project: &str, subproject: &str) -> Result<Vec<PageInfo>, SiteError> {
-        if let Some(index) = self.index {
-            let Some(sub) = index.subproject(project, subproject) else {
-                return Ok(Vec::new());
-            };
-            return match index.pages(sub)? {
-                Indexed::Fresh(pages) => Ok(pages
-                    .into_iter()
-                    .map(|p| PageInfo {
-                        id: p.id.clone(),
-                        title: p.title.clone(),
-                        summary: p.summary.clone(),
-                        indexed: Some(p),
-                        page: None,
-                    })
-                    .collect()),
-                Indexed::Stale(reason) => Err(SiteError::Stale(reason)),
-            };
-        }
-        Ok(self
-            .root
-            .pages(project, subproject)?
-            .into_iter()
-            .map(|page| PageInfo {
-                id: page.id.clone(),
-                title: page.title().to_owned(),
-                summary: page.summary().to_owned(),
-                indexed: None,
-                page: Some(page),
-            })
-            .collect())
-    }
-
-    /// The page's file and its markdown body (its title and summary are `info`'s); through the
-    /// index the file is read and checked against its record, and the frontmatter the record
-    /// was made from is not parsed again.
-    fn read(
+    /// The page's markdown body, read through the catalog (which checks it is the page it
+    /// listed).
+    fn body(
         &self,
         project: &str,
         subproject: &str,
-        info: &PageInfo,
+        page: &PageSummary,
     ) -> Result<(Vec<u8>, String), SiteError> {
-        if let Some(page) = &info.page {
-            return Ok((page.raw.clone(), page.body().to_owned()));
-        }
-        let raw = self.root.raw(project, subproject, &info.id)?;
-        if let Some(record) = &info.indexed {
-            let path = format!("{project}/{subproject}/{}", info.id);
-            if let Some(reason) = Index::verify(record, &path, raw.as_deref()) {
-                return Err(SiteError::Stale(reason));
-            }
-        }
-        let raw = raw.ok_or_else(|| {
-            SiteError::Stale(format!("{project}/{subproject}/{} is gone", info.id))
-        })?;
+        let raw = self.catalog.page_text(project, subproject, page)?;
         let body = page_body(&raw);
         Ok((raw, body))
     }
 
     fn not_found(&self, message: &str) -> Result<SiteResponse, SiteError> {
-        // A 404 keeps the sidebar when the tree can be read; it is still a 404 when not.
-        let nav = self.nav(None).unwrap_or_default();
+        // A 404 keeps the sidebar when the tree can be read; it is still a 404 when not. A
+        // stale index is not a failure to read: the request is answered again from the tree.
+        let nav = match self.nav(None) {
+            Ok(nav) => nav,
+            Err(e @ (CatalogError::Stale(_) | CatalogError::NoIndex)) => return Err(e.into()),
+            Err(CatalogError::Content(_)) => Nav::default(),
+        };
         Ok(html_response(404, not_found_page(&nav, message)?))
     }
 
@@ -648,7 +454,7 @@ impl Site<'_> {
 
     fn home(&self) -> Result<SiteResponse, SiteError> {
         let nav = self.nav(None)?;
-        if let Some(page) = self.root.master_index()? {
+        if let Some(page) = self.catalog.master_index()? {
             let rendered = render_body(page.body(), &["_master"]);
             let html = document_page(
                 &nav,
@@ -660,7 +466,8 @@ impl Site<'_> {
             return Ok(html_response(200, html));
         }
         let cards: Vec<Card> = self
-            .projects_info()?
+            .catalog
+            .projects()?
             .into_iter()
             .map(|p| Card {
                 href: project_href(&p.id),
@@ -685,7 +492,7 @@ impl Site<'_> {
     }
 
     fn project(&self, id: &str) -> Result<SiteResponse, SiteError> {
-        let Some((project, description, subprojects)) = self.project_info(id)? else {
+        let Some((project, subprojects)) = self.catalog.project(id)? else {
             return self.not_found(&format!("There is no project “{id}”."));
         };
         if subprojects.is_empty() {
@@ -706,43 +513,11 @@ impl Site<'_> {
         let nav = self.nav(None)?;
         let title = project.name.clone();
         let here = Location {
-            project: Some(project),
+            project: Some(NavItem::new(project.id, project.name)),
             ..Location::default()
         };
-        let html = card_page(&nav, &here, &title, &description, &cards, "")?;
+        let html = card_page(&nav, &here, &title, &project.description, &cards, "")?;
         Ok(html_response(200, html))
-    }
-
-    /// The project and subproject of a location, or `None` when either is missing.
-    fn place(
-        &self,
-        project: &str,
-        subproject: &str,
-    ) -> Result<Option<(Named, Named, String)>, ContentError> {
-        if let Some(index) = self.index {
-            let (Some(p), Some(s)) = (
-                index.project(project),
-                index.subproject(project, subproject),
-            ) else {
-                return Ok(None);
-            };
-            return Ok(Some((
-                Named::new(&p.id, &p.name),
-                Named::new(&s.id, &s.name),
-                s.description.clone(),
-            )));
-        }
-        let (Some(p), Some(s)) = (
-            self.root.project(project)?,
-            self.root.subproject(project, subproject)?,
-        ) else {
-            return Ok(None);
-        };
-        Ok(Some((
-            Named::new(p.id, p.name),
-            Named::new(s.id, s.name),
-            s.description,
-        )))
     }
 
     fn subproject(
@@ -751,28 +526,29 @@ impl Site<'_> {
         subproject: &str,
         markdown: bool,
     ) -> Result<SiteResponse, SiteError> {
-        let Some((p, s, description)) = self.place(project, subproject)? else {
+        let Some((p, s)) = self.catalog.subproject(project, subproject)? else {
             return self.not_found(&format!(
                 "There is no subproject “{subproject}” in “{project}”."
             ));
         };
-        let pages = self.pages(project, subproject)?;
+        let pages = self.catalog.pages(project, subproject)?;
         if pages.is_empty() {
             return self.not_found(&format!("“{}” has no pages yet.", s.name));
         }
         let nav = self.nav(Some((project, subproject, &pages)))?;
-        if let Some(info) = pages.iter().find(|page| page.id == "index") {
-            let (raw, body) = self.read(project, subproject, info)?;
+        let place = (NavItem::new(p.id, p.name), NavItem::new(&s.id, &s.name));
+        if let Some(landing) = pages.iter().find(|page| page.id == "index") {
+            let (raw, body) = self.body(project, subproject, landing)?;
             if markdown {
                 return Ok(SiteResponse::new(200, MARKDOWN, raw).with_header("vary", "Accept"));
             }
             let here = Location {
-                project: Some(p),
-                subproject: Some(s),
-                page: Some(Named::new("index", &info.title)),
+                project: Some(place.0),
+                subproject: Some(place.1),
+                page: Some(NavItem::new("index", &landing.title)),
             };
             let rendered = render_body(&body, &[project, subproject]);
-            let html = document_page(&nav, &here, &info.title, &info.summary, &rendered)?;
+            let html = document_page(&nav, &here, &landing.title, &landing.summary, &rendered)?;
             return Ok(with_twin(html_response(200, html), &here).with_header("vary", "Accept"));
         }
         let cards: Vec<Card> = pages
@@ -784,13 +560,12 @@ impl Site<'_> {
                 meta: String::new(),
             })
             .collect();
-        let title = s.name.clone();
         let here = Location {
-            project: Some(p),
-            subproject: Some(s),
+            project: Some(place.0),
+            subproject: Some(place.1),
             page: None,
         };
-        let html = card_page(&nav, &here, &title, &description, &cards, "")?;
+        let html = card_page(&nav, &here, &s.name, &s.description, &cards, "")?;
         Ok(html_response(200, html))
     }
 
@@ -802,22 +577,17 @@ impl Site<'_> {
         raw: bool,
     ) -> Result<SiteResponse, SiteError> {
         if raw {
-            return match self.root.raw(project, subproject, id)? {
+            return match self.catalog.raw(project, subproject, id)? {
                 Some(bytes) => Ok(SiteResponse::new(200, MARKDOWN, bytes)),
                 None => self.missing_page(project, subproject, id),
             };
         }
         // The sidebar lists the subproject's pages by title; the page itself is one of them.
-        let pages = self.pages(project, subproject)?;
-        let Some(info) = pages.iter().find(|page| page.id == id) else {
-            if self.index.is_some() && self.root.raw(project, subproject, id)?.is_some() {
-                return Err(SiteError::Stale(format!(
-                    "{project}/{subproject}/{id} is not in the index"
-                )));
-            }
+        let pages = self.catalog.pages(project, subproject)?;
+        let Some(page) = self.catalog.find_page(&pages, project, subproject, id)? else {
             return self.missing_page(project, subproject, id);
         };
-        let (_, body) = self.read(project, subproject, info)?;
+        let (_, body) = self.body(project, subproject, page)?;
         let nav = self.nav(Some((project, subproject, &pages)))?;
         let Some((p, s)) = nav.find(project, subproject) else {
             return self.missing_page(project, subproject, id);
@@ -825,44 +595,27 @@ impl Site<'_> {
         let here = Location {
             project: Some(p),
             subproject: Some(s),
-            page: Some(Named::new(id, &info.title)),
+            page: Some(NavItem::new(id, &page.title)),
         };
         let rendered = render_body(&body, &[project, subproject]);
-        let html = document_page(&nav, &here, &info.title, &info.summary, &rendered)?;
+        let html = document_page(&nav, &here, &page.title, &page.summary, &rendered)?;
         Ok(with_twin(html_response(200, html), &here))
     }
 
     fn search(&self, query: &str) -> Result<SiteResponse, SiteError> {
         let nav = self.nav(None)?;
-        let found = match self.index {
-            Some(index) => match index.search(self.root, query) {
-                Ok(Indexed::Fresh(results)) => Ok(results),
-                Ok(Indexed::Stale(reason)) => return Err(SiteError::Stale(reason)),
-                Err(e) => Err(e),
-            },
-            None => self.root.search(query),
-        };
-        let html = match found {
+        let html = match self.catalog.search(query) {
             Ok(results) => {
-                let hits: Vec<SearchHit> = results
-                    .results
-                    .into_iter()
-                    .map(|hit| SearchHit {
-                        path: hit.path,
-                        title: hit.title,
-                        excerpt: hit.excerpt,
-                    })
-                    .collect();
-                let note = if hits.len() >= MAX_RESULTS {
+                let note = if results.results.len() >= MAX_RESULTS {
                     format!(
                         "Only the first {MAX_RESULTS} matching pages are shown; a longer query narrows them down."
                     )
                 } else {
                     String::new()
                 };
-                search_page(&nav, query.trim(), &hits, &note)?
+                search_page(&nav, query.trim(), &results.results, &note)?
             }
-            Err(ContentError::QueryTooShort) => search_page(
+            Err(CatalogError::Content(ContentError::QueryTooShort)) => search_page(
                 &nav,
                 query.trim(),
                 &[],
@@ -887,10 +640,10 @@ fn with_twin(res: SiteResponse, here: &Location) -> SiteResponse {
 }
 
 /// A subproject's pages for the sidebar: the landing page (`index`) first, then by id.
-fn sidebar_pages(pages: &[PageInfo]) -> Vec<Named> {
-    let mut out: Vec<Named> = pages
+fn sidebar_pages(pages: &[PageSummary]) -> Vec<NavItem> {
+    let mut out: Vec<NavItem> = pages
         .iter()
-        .map(|page| Named::new(page.id.clone(), page.title.clone()))
+        .map(|page| NavItem::new(page.id.clone(), page.title.clone()))
         .collect();
     out.sort_by_key(|page| page.id != "index");
     out

@@ -1,8 +1,9 @@
 //! The page layout: what a reader sees on each kind of page, checked by assertion and by
 //! snapshot (refresh with `INSTA_UPDATE=always` or `cargo insta review` after a deliberate change).
 
+use dochub_content::SearchHit;
 use dochub_render::{
-    Card, Location, Named, Nav, NavProject, NavSubproject, SearchHit, card_page, document_page,
+    Card, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
     not_found_page, render_markdown, search_page,
 };
 
@@ -10,26 +11,26 @@ fn nav() -> Nav {
     Nav {
         projects: vec![
             NavProject {
-                project: Named::new("dochub", "dochub"),
+                project: NavItem::new("dochub", "dochub"),
                 subprojects: vec![
                     NavSubproject {
-                        subproject: Named::new("docs", "Documentation"),
+                        subproject: NavItem::new("docs", "Documentation"),
                         pages: vec![
-                            Named::new("index", "Overview"),
-                            Named::new("rendering", "Rendering"),
-                            Named::new("search", "Search"),
+                            NavItem::new("index", "Overview"),
+                            NavItem::new("rendering", "Rendering"),
+                            NavItem::new("search", "Search"),
                         ],
                     },
                     NavSubproject {
-                        subproject: Named::new("api", "API"),
-                        pages: vec![Named::new("raw", "Raw pages")],
+                        subproject: NavItem::new("api", "API"),
+                        pages: vec![NavItem::new("raw", "Raw pages")],
                     },
                 ],
             },
             NavProject {
-                project: Named::new("other", "Other <Project>"),
+                project: NavItem::new("other", "Other <Project>"),
                 subprojects: vec![NavSubproject {
-                    subproject: Named::new("guide", "Guide"),
+                    subproject: NavItem::new("guide", "Guide"),
                     pages: vec![],
                 }],
             },
@@ -40,9 +41,9 @@ fn nav() -> Nav {
 
 fn at(project: &str, subproject: Option<&str>, page: Option<(&str, &str)>) -> Location {
     Location {
-        project: Some(Named::new(project, project)),
-        subproject: subproject.map(|s| Named::new(s, "Documentation")),
-        page: page.map(|(id, title)| Named::new(id, title)),
+        project: Some(NavItem::new(project, project)),
+        subproject: subproject.map(|s| NavItem::new(s, "Documentation")),
+        page: page.map(|(id, title)| NavItem::new(id, title)),
     }
 }
 
@@ -204,7 +205,7 @@ fn project_card_list() {
         },
     ];
     let here = Location {
-        project: Some(Named::new("dochub", "dochub")),
+        project: Some(NavItem::new("dochub", "dochub")),
         ..Location::default()
     };
     let html = card_page(

@@ -3,6 +3,7 @@
 use std::fs;
 use std::path::Path;
 
+use dochub_content::index::Source;
 use dochub_content::prebuilt::BuildMode;
 use dochub_http::auth::{AuthConfig, token_digest};
 use dochub_render::site::{SiteConfig, SiteRequest, SiteResponse, handle};
@@ -42,10 +43,12 @@ fn standard() -> TempDir {
 
 fn config(dir: &Path) -> SiteConfig {
     SiteConfig {
-        content_dir: dir.to_path_buf(),
-        build: BuildMode::Off,
+        source: Source {
+            content_dir: dir.to_path_buf(),
+            build: BuildMode::Off,
+            memo: None,
+        },
         auth: AuthConfig::new("development", ""),
-        memo: None,
     }
 }
 
@@ -347,10 +350,12 @@ fn methods() {
 fn production_needs_a_token() {
     let dir = standard();
     let config = SiteConfig {
-        content_dir: dir.path().to_path_buf(),
-        build: BuildMode::Off,
+        source: Source {
+            content_dir: dir.path().to_path_buf(),
+            build: BuildMode::Off,
+            memo: None,
+        },
         auth: AuthConfig::new("production", &token_digest("letmein")),
-        memo: None,
     };
     let res = request(&config, "GET", "/", None);
     assert_eq!(res.status, 401);
@@ -471,10 +476,9 @@ fn addresses(dir: &Path) -> Vec<String> {
 }
 
 fn indexed(dir: &Path, build: &Path) -> SiteConfig {
-    SiteConfig {
-        build: BuildMode::Auto(build.to_path_buf()),
-        ..config(dir)
-    }
+    let mut config = config(dir);
+    config.source.build = BuildMode::Auto(build.to_path_buf());
+    config
 }
 
 fn assert_index_matches_live(dir: &Path) {

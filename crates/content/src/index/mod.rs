@@ -34,7 +34,8 @@
 //! recorded size and hash. A search that reached [`MAX_RESULTS`] depends only on the folders
 //! whose pages sort before its last hit (a common word's answer ends in the first subproject:
 //! three `stat`s); one under the limit depends on every folder. Any difference is reported as
-//! [`Indexed::Stale`]; the caller then answers from the live tree and logs why. What no folder
+//! [`CatalogError::Stale`]; the caller then answers from the live tree and logs why
+//! ([`Source::read`]). What no folder
 //! time shows, a page rewritten in place, search sees after the next build (`spin build`, or
 //! the host's `--build`); the page itself is shown as it is now.
 //!
@@ -49,9 +50,14 @@
 //! them in the key-value store, under a key naming the build and the copy's own key table
 //! time). Later answers in that copy then cost two `stat`s, not one listing per folder.
 
+mod catalog;
 mod format;
+mod full;
 #[cfg(feature = "spin")]
 mod kv;
+
+pub use catalog::{IndexCatalog, Source};
+pub use full::{FullSummary, PREBUILT_FULL, PREBUILT_RECORD, write_prebuilt_full};
 
 use std::collections::HashMap;
 use std::fs;
@@ -59,11 +65,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::{CatalogError, SubprojectSummary};
 use crate::error::ContentError;
 use crate::frontmatter::{page_text, parse_page};
 use crate::fsio::mtime_ns;
 use crate::search::{MAX_RESULTS, Query, SearchResults, fold, page_hit};
-use crate::tree::{ContentRoot, Kind, REPORTS_DIR, list, read_file};
+use crate::tree::{ContentRoot, Kind, Project, REPORTS_DIR, list, read_file};
 
 use format::{Grams, GramsWriter, PagesFile, PagesWriter, Postings, encode_postings};
 
@@ -82,16 +89,6 @@ const SUB_DIR: &str = "sub";
 const GRAMS_FILE: &str = "grams.bin";
 const POSTINGS_FILE: &str = "postings.bin";
 const PAGES_FILE: &str = "pages.bin";
-
-/// An answer from the index, or why the index could not give it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Indexed<T> {
-    /// The index is current for this answer.
-    Fresh(T),
-    /// The content no longer matches the index; answer from the live tree. The reason names
-    /// what changed.
-    Stale(String),
-}
 
 /// What the build recorded about one folder of the content tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,6 +234,17 @@ pub struct Index {
     memo: Option<Memo>,
 }
 
+/// What one request has found of the folders so far, so that each is checked once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Checked {
+    /// Whether the root folder's time is the build's (`None`: not looked at yet).
+    root_as_built: Option<bool>,
+    /// In a copied build with a memo, the folders that differ from the build.
+    remembered: Option<Option<Vec<String>>>,
+    /// Folders found unchanged.
+    unchanged: std::collections::HashSet<String>,
+}
+
 /// One folder an answer depends on, with what the build recorded about it.
 struct Folder<'a> {
     path: PathBuf,
@@ -244,6 +252,10 @@ struct Folder<'a> {
     record: &'a DirRecord,
     /// `""` for the root, else `<project>` or `<project>/<subproject>`.
     name: String,
+}
+
+fn rebuilding() -> CatalogError {
+    CatalogError::Stale("the index is being rebuilt".into())
 }
 
 fn changed_since_build(name: &str) -> String {
@@ -545,6 +557,28 @@ impl Index {
             .find(|s| s.id == subproject)
     }
 
+    /// A project of the index in the content model.
+    pub fn project_of(p: &IndexedProject) -> Project {
+        Project {
+            id: p.id.clone(),
+            name: p.name.clone(),
+            description: p.description.clone(),
+            subproject_count: p.subprojects.len(),
+            doc_count: p.doc_count,
+            meta_error: None,
+        }
+    }
+
+    /// A subproject of the index in the content model.
+    pub fn subproject_of(s: &IndexedSubproject) -> SubprojectSummary {
+        SubprojectSummary {
+            id: s.id.clone(),
+            name: s.name.clone(),
+            description: s.description.clone(),
+            doc_count: s.doc_count,
+        }
+    }
+
     /// The build's id: files written beside the index record it to be matched with it.
     pub fn build_id(&self) -> u64 {
         self.nav.build_id
@@ -556,51 +590,71 @@ impl Index {
     }
 
     /// A subproject's pages, sorted by id (one small file read).
-    pub fn pages(
-        &self,
-        subproject: &IndexedSubproject,
-    ) -> Result<Indexed<Vec<IndexedPage>>, ContentError> {
+    pub fn pages(&self, subproject: &IndexedSubproject) -> Result<Vec<IndexedPage>, CatalogError> {
         let path = self
             .dir
             .join(SUB_DIR)
             .join(format!("{}.bin", subproject.number));
         let Some(bytes) = read_file(&path)? else {
-            return Ok(Indexed::Stale(format!("`{}` is missing", path.display())));
+            return Err(CatalogError::Stale(format!(
+                "`{}` is missing",
+                path.display()
+            )));
         };
         let sub: SubFile = decode(&bytes, &path)?;
         if sub.build_id != self.nav.build_id {
-            return Ok(Indexed::Stale("the index is being rebuilt".into()));
+            return Err(rebuilding());
         }
-        Ok(Indexed::Fresh(sub.pages))
+        Ok(sub.pages)
     }
 
-    /// Whether the folders `scope` depends on are as the build recorded them: `None` when
-    /// they are, else what changed. One `stat` per folder; in a copied build, a listing for
-    /// each folder, or with a [`CheckMemo`] the copy's remembered check (two `stat`s and the
-    /// memo's read, after the first answer in the copy).
-    pub fn check(
+    /// Whether the folders `scope` depends on are as the build recorded them:
+    /// [`CatalogError::Stale`] naming the first that is not. One `stat` per folder, each
+    /// in a copied build, a listing for each folder, or with a
+    /// [`CheckMemo`] the copy's remembered check (two `stat`s and the memo's read, after the
+    /// first answer in the copy).
+    pub fn check(&self, root: &ContentRoot, scope: Scope<'_>) -> Result<(), CatalogError> {
+        self.check_once(root, scope, &mut Checked::default())
+    }
+
+    /// [`Index::check`], skipping what `checked` holds and adding what it finds.
+    pub(crate) fn check_once(
         &self,
         root: &ContentRoot,
         scope: Scope<'_>,
-    ) -> Result<Option<String>, ContentError> {
+        checked: &mut Checked,
+    ) -> Result<(), CatalogError> {
         let base = root.path();
-        let root_as_built = self.nav.root.mtime_ns != 0 && mtime_ns(base) == self.nav.root.mtime_ns;
-        let remembered = if root_as_built {
-            None
-        } else {
-            self.remembered_changes(root)?
+        let root_as_built = *checked.root_as_built.get_or_insert_with(|| {
+            self.nav.root.mtime_ns != 0 && mtime_ns(base) == self.nav.root.mtime_ns
+        });
+        let remembered = match &checked.remembered {
+            Some(remembered) => remembered.clone(),
+            None => {
+                let found = if root_as_built {
+                    None
+                } else {
+                    self.remembered_changes(root)?
+                };
+                checked.remembered = Some(found.clone());
+                found
+            }
         };
         for folder in self.folders(base, scope) {
+            if checked.unchanged.contains(&folder.name) {
+                continue;
+            }
             let changed = match &remembered {
                 Some(changed) => changed.binary_search(&folder.name).is_ok(),
                 None if folder.level == 0 => !root_as_built && self.changed(&folder)?,
                 None => self.changed(&folder)?,
             };
             if changed {
-                return Ok(Some(changed_since_build(&folder.name)));
+                return Err(CatalogError::Stale(changed_since_build(&folder.name)));
             }
+            checked.unchanged.insert(folder.name);
         }
-        Ok(None)
+        Ok(())
     }
 
     /// The folders `scope` depends on, the root first, then each project before its
@@ -682,15 +736,20 @@ impl Index {
         Ok(Some(changed))
     }
 
-    /// Whether a page file read for an answer is the one the build indexed: `None` when it
-    /// is, else what changed.
-    pub fn verify(page: &IndexedPage, path: &str, raw: Option<&[u8]>) -> Option<String> {
+    /// A page file read for an answer, if it is the one the build indexed (`size` and
+    /// `hash` as recorded); else [`CatalogError::Stale`] saying what changed.
+    pub fn verify(
+        size: u64,
+        hash_of_bytes: u64,
+        path: &str,
+        raw: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, CatalogError> {
         match raw {
-            None => Some(format!("`{path}` was removed")),
-            Some(raw) if raw.len() as u64 != page.size || hash(raw) != page.hash => {
-                Some(format!("`{path}` was edited"))
+            None => Err(CatalogError::Stale(format!("`{path}` was removed"))),
+            Some(raw) if raw.len() as u64 != size || hash(&raw) != hash_of_bytes => {
+                Err(CatalogError::Stale(format!("`{path}` was edited")))
             }
-            Some(_) => None,
+            Some(raw) => Ok(raw),
         }
     }
 
@@ -722,18 +781,14 @@ impl Index {
 
     /// Searches through the index; the same answer as [`ContentRoot::search`] when fresh.
     /// A query under the minimum length is [`ContentError::QueryTooShort`], as live.
-    pub fn search(
-        &self,
-        root: &ContentRoot,
-        query: &str,
-    ) -> Result<Indexed<SearchResults>, ContentError> {
+    pub fn search(&self, root: &ContentRoot, query: &str) -> Result<SearchResults, CatalogError> {
         let q = Query::new(query)?;
         let Some(candidates) = self.candidates(q.folded().as_bytes())? else {
-            return Ok(Indexed::Stale("the index is being rebuilt".into()));
+            return Err(rebuilding());
         };
         let mut pages = PagesFile::open(&self.dir.join(PAGES_FILE))?;
         if pages.build_id() != self.nav.build_id {
-            return Ok(Indexed::Stale("the index is being rebuilt".into()));
+            return Err(rebuilding());
         }
         let mut results = Vec::new();
         // Candidates in runs: a common word's answer is found in its first few dozen.
@@ -749,7 +804,7 @@ impl Index {
             rest = later;
             for record in pages.records(run)? {
                 let Some((p, s)) = self.subs.get(record.sub as usize) else {
-                    return Ok(Indexed::Stale("the index is damaged".into()));
+                    return Err(CatalogError::Stale("the index is damaged".into()));
                 };
                 let path = format!("{p}/{s}/{}", record.id);
                 let text = pages.text(&record)?;
@@ -765,13 +820,11 @@ impl Index {
             Some(last) if results.len() == MAX_RESULTS => Scope::Through(&last.path),
             _ => Scope::Everything,
         };
-        if let Some(reason) = self.check(root, scope)? {
-            return Ok(Indexed::Stale(reason));
-        }
-        Ok(Indexed::Fresh(SearchResults {
+        self.check(root, scope)?;
+        Ok(SearchResults {
             query: query.to_owned(),
             results,
-        }))
+        })
     }
 
     /// Page numbers that may contain the folded query, in path order; `None` when the key

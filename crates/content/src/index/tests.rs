@@ -8,6 +8,29 @@ use std::time::{Duration, SystemTime};
 use super::*;
 use crate::corpus::{COMMON_TERM, RARE_TERM, Spec, generate};
 
+/// An answer of the index as the assertions look at it.
+#[derive(Debug, PartialEq)]
+enum Answer<T> {
+    Fresh(T),
+    Stale(String),
+}
+
+fn fresh<T>(answer: Result<T, CatalogError>) -> Answer<T> {
+    match answer {
+        Ok(value) => Answer::Fresh(value),
+        Err(CatalogError::Stale(reason)) => Answer::Stale(reason),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// What changed since the build, as [`Index::check`] says it; `None` when nothing did.
+fn stale(checked: Result<(), CatalogError>) -> Option<String> {
+    match fresh(checked) {
+        Answer::Fresh(()) => None,
+        Answer::Stale(reason) => Some(reason),
+    }
+}
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -121,16 +144,19 @@ fn assert_same_answers(content: &Path) {
     assert!(qs.len() > 20);
     for q in qs {
         let live = root.search(&q).unwrap();
-        match index.search(&root, &q).unwrap() {
-            Indexed::Fresh(indexed) => {
+        match fresh(index.search(&root, &q)) {
+            Answer::Fresh(indexed) => {
                 assert_eq!(indexed, live, "query {q:?} in {}", content.display())
             }
-            Indexed::Stale(reason) => panic!("fresh index reported stale: {reason}"),
+            Answer::Stale(reason) => panic!("fresh index reported stale: {reason}"),
         }
     }
     for q in ["", "a", " é ", "  "] {
         assert!(
-            matches!(index.search(&root, q), Err(ContentError::QueryTooShort)),
+            matches!(
+                index.search(&root, q),
+                Err(CatalogError::Content(ContentError::QueryTooShort))
+            ),
             "{q:?}"
         );
     }
@@ -149,9 +175,9 @@ fn search_matches_the_live_scan_on_a_generated_tree() {
     assert_same_answers(dir.path());
     // The fixed queries really exercise each path: common, rare, two bytes, non-ASCII.
     let (root, _out, index) = build(dir.path());
-    let hits = |q: &str| match index.search(&root, q).unwrap() {
-        Indexed::Fresh(r) => r.results.len(),
-        Indexed::Stale(reason) => panic!("{reason}"),
+    let hits = |q: &str| match fresh(index.search(&root, q)) {
+        Answer::Fresh(r) => r.results.len(),
+        Answer::Stale(reason) => panic!("{reason}"),
     };
     assert_eq!(hits(COMMON_TERM), MAX_RESULTS);
     assert!((1..MAX_RESULTS).contains(&hits(RARE_TERM)));
@@ -190,7 +216,7 @@ fn navigation_matches_the_manifests() {
                     (&ms.id, &ms.name, &ms.description, ms.doc_count)
                 );
                 let sm = root.subproject_manifest(&ip.id, &is.id).unwrap().unwrap();
-                let Indexed::Fresh(pages) = index.pages(is).unwrap() else {
+                let Answer::Fresh(pages) = fresh(index.pages(is)) else {
                     panic!("stale")
                 };
                 let got: Vec<_> = pages
@@ -211,7 +237,7 @@ fn navigation_matches_the_manifests() {
             Scope::Project("alpha"),
             Scope::Subproject("alpha", "guide"),
         ] {
-            assert_eq!(index.check(&root, scope).unwrap(), None, "{tree} {scope:?}");
+            assert_eq!(stale(index.check(&root, scope)), None, "{tree} {scope:?}");
         }
     }
 }
@@ -233,46 +259,33 @@ fn a_changed_tree_is_reported_stale() {
     let at = bytes.windows(9).position(|w| w == b"# Page 3:").unwrap();
     bytes[at + 2] = b'X';
     fs::write(&page, &bytes).unwrap();
-    let Indexed::Fresh(found) = index.search(&root, "# Page 3:").unwrap() else {
+    let Answer::Fresh(found) = fresh(index.search(&root, "# Page 3:")) else {
         panic!("search reads no page file, so only folders can make it stale");
     };
     assert!(found.results.iter().any(|h| h.path == "p00/s01/page-0003"));
-    let Indexed::Fresh(pages) = index
-        .pages(index.subproject("p00", "s01").unwrap())
-        .unwrap()
-    else {
+    let Answer::Fresh(pages) = fresh(index.pages(index.subproject("p00", "s01").unwrap())) else {
         panic!("stale page list");
     };
     let record = pages.iter().find(|p| p.id == "page-0003").unwrap();
     let path = "p00/s01/page-0003";
-    assert_eq!(Index::verify(record, path, Some(&built)), None);
-    assert!(
-        Index::verify(record, path, Some(&bytes))
-            .unwrap()
-            .contains("edited")
-    );
-    assert!(
-        Index::verify(record, path, None)
-            .unwrap()
-            .contains("removed")
-    );
+    let verify = |raw: Option<&Vec<u8>>| {
+        stale(Index::verify(record.size, record.hash, path, raw.cloned()).map(drop))
+    };
+    assert_eq!(verify(Some(&built)), None);
+    assert!(verify(Some(&bytes)).unwrap().contains("edited"));
+    assert!(verify(None).unwrap().contains("removed"));
 
     // A new page changes its folder's listing and time.
     let (root, _out, index) = build(dir.path());
     fs::write(dir.path().join("p02/s00/new.md"), "fresh quasar text\n").unwrap();
-    let Indexed::Stale(reason) = index.search(&root, "quasar").unwrap() else {
+    let Answer::Stale(reason) = fresh(index.search(&root, "quasar")) else {
         panic!("a new page went unnoticed");
     };
     assert!(reason.contains("p02/s00"), "{reason}");
-    assert!(
-        index
-            .check(&root, Scope::Subproject("p02", "s00"))
-            .unwrap()
-            .is_some()
-    );
+    assert!(stale(index.check(&root, Scope::Subproject("p02", "s00"))).is_some());
     // Folders the answer does not depend on are not looked at.
     assert_eq!(
-        index.check(&root, Scope::Subproject("p01", "s00")).unwrap(),
+        stale(index.check(&root, Scope::Subproject("p01", "s00"))),
         None
     );
 
@@ -280,18 +293,14 @@ fn a_changed_tree_is_reported_stale() {
     let (root, _out, index) = build(dir.path());
     fs::remove_dir_all(dir.path().join("p01/odd-x")).unwrap();
     assert!(
-        index
-            .check(&root, Scope::Outline)
-            .unwrap()
+        stale(index.check(&root, Scope::Outline))
             .unwrap()
             .contains("p01")
     );
     let (root, _out, index) = build(dir.path());
     fs::create_dir_all(dir.path().join("p99/s00")).unwrap();
     assert!(
-        index
-            .check(&root, Scope::Outline)
-            .unwrap()
+        stale(index.check(&root, Scope::Outline))
             .unwrap()
             .contains("content root")
     );
@@ -301,9 +310,9 @@ fn a_changed_tree_is_reported_stale() {
 fn a_full_answer_depends_only_on_the_folders_before_its_last_hit() {
     let dir = generated();
     let (root, _out, index) = build(dir.path());
-    let search = |q: &str| match index.search(&root, q).unwrap() {
-        Indexed::Fresh(r) => Ok(r),
-        Indexed::Stale(reason) => Err(reason),
+    let search = |q: &str| match fresh(index.search(&root, q)) {
+        Answer::Fresh(r) => Ok(r),
+        Answer::Stale(reason) => Err(reason),
     };
     let full = search(COMMON_TERM).unwrap();
     assert_eq!(full.results.len(), MAX_RESULTS);
@@ -333,22 +342,17 @@ fn a_copied_tree_with_new_times_is_still_current() {
         set_mtime(&dir.path().join(d), later);
     }
     // Not copied (the build's own time is as written): a folder's new time means a change.
-    assert!(index.check(&root, Scope::Everything).unwrap().is_some());
+    assert!(stale(index.check(&root, Scope::Everything)).is_some());
     set_mtime(&_out.path().join(INDEX_DIR).join(GRAMS_FILE), later);
     let index = Index::open(_out.path()).unwrap();
-    assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
+    assert_eq!(stale(index.check(&root, Scope::Everything)), None);
     assert!(matches!(
-        index.search(&root, RARE_TERM).unwrap(),
-        Indexed::Fresh(_)
+        fresh(index.search(&root, RARE_TERM)),
+        Answer::Fresh(_)
     ));
     // In a copy, a page added or removed before the copy still shows in the listing.
     fs::write(dir.path().join("p00/s00/late.md"), "late\n").unwrap();
-    assert!(
-        index
-            .check(&root, Scope::Subproject("p00", "s00"))
-            .unwrap()
-            .is_some()
-    );
+    assert!(stale(index.check(&root, Scope::Subproject("p00", "s00"))).is_some());
 }
 
 /// A key-value store in memory that counts its reads and writes.
@@ -412,13 +416,13 @@ fn a_copy_is_checked_once_and_remembered() {
     let index = with_memo(&build, &memo);
     assert!(index.copied());
     assert_eq!(
-        index.check(&root, Scope::Subproject("p00", "s00")).unwrap(),
+        stale(index.check(&root, Scope::Subproject("p00", "s00"))),
         None
     );
     assert_eq!((memo.loads.get(), memo.saves.get()), (1, 1));
     let key = memo.map.borrow().keys().next().cloned().unwrap();
     assert!(key.contains(&format!("{:016x}", index.build_id())), "{key}");
-    let Indexed::Fresh(found) = index.search(&root, RARE_TERM).unwrap() else {
+    let Answer::Fresh(found) = fresh(index.search(&root, RARE_TERM)) else {
         panic!("a faithful copy is current");
     };
     assert_eq!(found, root.search(RARE_TERM).unwrap());
@@ -427,26 +431,21 @@ fn a_copy_is_checked_once_and_remembered() {
     // (which `spin up` never does) is not seen, while without the memo it is.
     fs::write(copy.path().join("content/p02/s00/new.md"), "quasar\n").unwrap();
     let index = with_memo(&build, &memo);
-    assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
+    assert_eq!(stale(index.check(&root, Scope::Everything)), None);
     assert!(matches!(
-        index.search(&root, "quasar").unwrap(),
-        Indexed::Fresh(_)
+        fresh(index.search(&root, "quasar")),
+        Answer::Fresh(_)
     ));
     assert_eq!(memo.saves.get(), 1);
     let unremembered = Index::open(&build).unwrap();
-    assert!(
-        unremembered
-            .check(&root, Scope::Everything)
-            .unwrap()
-            .is_some()
-    );
+    assert!(stale(unremembered.check(&root, Scope::Everything)).is_some());
 
     // A memo that does not decode is checked again and replaced.
     memo.map
         .borrow_mut()
         .insert(key.clone(), b"\xff\xff\xff".to_vec());
     let index = with_memo(&build, &memo);
-    assert!(index.check(&root, Scope::Everything).unwrap().is_some());
+    assert!(stale(index.check(&root, Scope::Everything)).is_some());
     assert_eq!(memo.saves.get(), 2);
 }
 
@@ -461,10 +460,10 @@ fn a_copy_of_a_changed_tree_remembers_what_changed() {
     let memo = Rc::new(MapMemo::default());
 
     let index = with_memo(&build, &memo);
-    let reason = index.check(&root, Scope::Everything).unwrap().unwrap();
+    let reason = stale(index.check(&root, Scope::Everything)).unwrap();
     assert!(reason.contains("p00/s01"), "{reason}");
     // Remembered per folder: answers that depend on neither changed folder stay indexed.
-    for (scope, stale) in [
+    for (scope, changed) in [
         (Scope::Subproject("p00", "s01"), Some("p00/s01")),
         (Scope::Project("p02"), Some("p02/s02")),
         (Scope::Outline, None),
@@ -472,8 +471,8 @@ fn a_copy_of_a_changed_tree_remembers_what_changed() {
         (Scope::Through("p00/s00/page-0011"), None),
     ] {
         let index = with_memo(&build, &memo);
-        let found = index.check(&root, scope).unwrap();
-        match stale {
+        let found = stale(index.check(&root, scope));
+        match changed {
             Some(name) => assert!(found.unwrap().contains(&format!("`{name}`")), "{scope:?}"),
             None => assert_eq!(found, None, "{scope:?}"),
         }
@@ -481,8 +480,8 @@ fn a_copy_of_a_changed_tree_remembers_what_changed() {
     assert_eq!(memo.saves.get(), 1);
     let index = with_memo(&build, &memo);
     assert!(matches!(
-        index.search(&root, RARE_TERM).unwrap(),
-        Indexed::Stale(_)
+        fresh(index.search(&root, RARE_TERM)),
+        Answer::Stale(_)
     ));
 }
 
@@ -492,11 +491,11 @@ fn a_build_that_was_not_copied_never_reads_the_memo() {
     let (root, out, _index) = build(dir.path());
     let memo = Rc::new(MapMemo::default());
     let index = with_memo(out.path(), &memo);
-    assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
+    assert_eq!(stale(index.check(&root, Scope::Everything)), None);
     // Edited in place (`--direct-mounts`, or `dochub-host --direct-mounts`): seen at once.
     fs::write(dir.path().join("p01/s00/new.md"), "new\n").unwrap();
     let index = with_memo(out.path(), &memo);
-    assert!(index.check(&root, Scope::Everything).unwrap().is_some());
+    assert!(stale(index.check(&root, Scope::Everything)).is_some());
     assert_eq!((memo.loads.get(), memo.saves.get()), (0, 0));
 }
 
@@ -561,9 +560,9 @@ fn other_formats_and_mixed_builds_are_not_used() {
     // makes the index compare listings: only the build id differs.
     let root = ContentRoot::open(dir.path()).unwrap();
     assert!(index.copied());
-    assert_eq!(index.check(&root, Scope::Everything).unwrap(), None);
+    assert_eq!(stale(index.check(&root, Scope::Everything)), None);
     assert!(
-        matches!(index.search(&root, "quasar").unwrap(), Indexed::Stale(ref r) if r.contains("rebuilt"))
+        matches!(fresh(index.search(&root, "quasar")), Answer::Stale(ref r) if r.contains("rebuilt"))
     );
 }
 

@@ -1,0 +1,379 @@
+//! What every reader asks of the content: the [`Catalog`] trait, and the content model it
+//! answers in ([`Project`], [`SubprojectSummary`], [`PageSummary`], [`ProjectOutline`]).
+//!
+//! There are two catalogs: the live tree ([`ContentRoot`], which reads the folders and page
+//! files on every call) and the prebuilt index (`dochub-index`), which answers from
+//! `build/` as long as the folders an answer depends on are as the build recorded them. A
+//! reader writes its answer once, against `&dyn Catalog`; when the index finds itself stale
+//! half-way, it returns [`CatalogError::Stale`], and the caller that picked the catalog runs the
+//! same reader again on the live tree. No reader ever sees which catalog it has.
+
+use std::io::Write;
+
+use chrono::{DateTime, Utc};
+
+use crate::error::ContentError;
+use crate::llms::{FullText, LlmsError, Outline, OutlineProject, OutlineSubproject, SiteIntro};
+use crate::prebuilt::to_json;
+use crate::report::Report;
+use crate::search::SearchResults;
+use crate::tree::{ContentRoot, Page, Project};
+
+/// Why a catalog gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The content could not be read.
+    #[error(transparent)]
+    Content(#[from] ContentError),
+    /// The prebuilt index does not describe the content as it is now; the reason names what
+    /// changed. Ask the live tree instead.
+    #[error("{0}")]
+    Stale(String),
+    /// There is no prebuilt index to ask (nothing to warn about); ask the live tree.
+    #[error("there is no prebuilt index")]
+    NoIndex,
+}
+
+/// An error a reader returns: one that may hold a [`CatalogError`], so that the caller which
+/// picked the catalog can tell an index that could not answer from a failure.
+pub trait ReadError: From<CatalogError> {
+    /// The catalog's error inside, if that is what this is.
+    fn catalog(&self) -> Option<&CatalogError>;
+}
+
+impl ReadError for CatalogError {
+    fn catalog(&self) -> Option<&CatalogError> {
+        Some(self)
+    }
+}
+
+/// A project's name and its subprojects' names: what the docs sidebar shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectOutline {
+    /// Folder name.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Its subprojects' ids and display names, sorted by id.
+    pub subprojects: Vec<(String, String)>,
+}
+
+/// A subproject as a card or a manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubprojectSummary {
+    /// Folder name.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Number of pages.
+    pub doc_count: usize,
+}
+
+/// A page as a listing shows it, with what its catalog needs to read it back
+/// ([`Catalog::page_text`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageSummary {
+    /// File name without `.md`.
+    pub id: String,
+    /// Title, with fallbacks.
+    pub title: String,
+    /// Summary or `""`.
+    pub summary: String,
+    /// Frontmatter `llms: optional`.
+    pub optional: bool,
+    /// Where the page's bytes come from.
+    pub source: PageSource,
+}
+
+/// How a listed page is read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageSource {
+    /// The live tree read the file to list it: these are its bytes.
+    Read(Vec<u8>),
+    /// The index recorded the file's size and hash: it is read again and compared.
+    Recorded {
+        /// File size in bytes.
+        size: u64,
+        /// Hash of the file's bytes.
+        hash: u64,
+    },
+}
+
+impl PageSummary {
+    /// The summary of a page read from the tree.
+    pub fn of_page(page: Page) -> PageSummary {
+        PageSummary {
+            id: page.id,
+            title: page.parsed.title,
+            summary: page.parsed.summary,
+            optional: page.parsed.frontmatter.llms_optional,
+            source: PageSource::Read(page.raw),
+        }
+    }
+}
+
+/// A manifest of `/api/manifest`, named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManifestName<'a> {
+    /// `/api/manifest`.
+    Master,
+    /// `/api/manifest/<project>`.
+    Project(&'a str),
+    /// `/api/manifest/<project>/<subproject>`.
+    Subproject(&'a str, &'a str),
+}
+
+/// What every reader (the API, the docs site, the llms files) asks of the content. See the
+/// module's documentation for the two implementations.
+pub trait Catalog {
+    /// The content root: what only the live tree holds (raw pages, reports, the home page).
+    fn root(&self) -> &ContentRoot;
+
+    /// Every project with its subprojects' names, sorted by id.
+    fn outline(&self) -> Result<Vec<ProjectOutline>, CatalogError>;
+
+    /// Every project, with its counts, sorted by id.
+    fn projects(&self) -> Result<Vec<Project>, CatalogError>;
+
+    /// One project and its subprojects, or `None` when there is no such project.
+    fn project(&self, id: &str) -> Result<Option<(Project, Vec<SubprojectSummary>)>, CatalogError>;
+
+    /// One subproject and its project, or `None` when either is missing.
+    fn subproject(
+        &self,
+        project: &str,
+        subproject: &str,
+    ) -> Result<Option<(Project, SubprojectSummary)>, CatalogError>;
+
+    /// A subproject's pages, sorted by id (empty when there is no such subproject).
+    fn pages(&self, project: &str, subproject: &str) -> Result<Vec<PageSummary>, CatalogError>;
+
+    /// The page `id` among `pages` (a subproject's, from [`Catalog::pages`]), or `None`.
+    fn find_page<'p>(
+        &self,
+        pages: &'p [PageSummary],
+        _project: &str,
+        _subproject: &str,
+        id: &str,
+    ) -> Result<Option<&'p PageSummary>, CatalogError> {
+        Ok(pages.iter().find(|page| page.id == id))
+    }
+
+    /// The bytes of a listed page, as they are now.
+    fn page_text(
+        &self,
+        project: &str,
+        subproject: &str,
+        page: &PageSummary,
+    ) -> Result<Vec<u8>, CatalogError>;
+
+    /// Searches every page ([`ContentRoot::search`] gives the rules).
+    fn search(&self, query: &str) -> Result<SearchResults, CatalogError>;
+
+    /// A manifest's JSON, or `None` when what it names does not exist; `now` dates the master.
+    fn manifest(
+        &self,
+        name: ManifestName<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<u8>>, CatalogError>;
+
+    /// Every project, subproject and page, as `/llms.txt` lists them.
+    fn llms_outline(&self) -> Result<Outline, CatalogError>;
+
+    /// The body of `/llms-full.txt`, for every project or one that exists.
+    fn llms_full(&self, project: Option<&str>) -> Result<FullText, CatalogError>;
+
+    /// A page's file as it is on disk, or `None`.
+    fn raw(
+        &self,
+        project: &str,
+        subproject: &str,
+        page: &str,
+    ) -> Result<Option<Vec<u8>>, CatalogError> {
+        Ok(self.root().raw(project, subproject, page)?)
+    }
+
+    /// `_master/index.md`, if present.
+    fn master_index(&self) -> Result<Option<Page>, CatalogError> {
+        Ok(self.root().master_index()?)
+    }
+
+    /// Whether there is any daily report.
+    fn has_reports(&self) -> Result<bool, CatalogError> {
+        Ok(self.root().has_reports()?)
+    }
+
+    /// The latest daily report, if any.
+    fn latest_report(&self) -> Result<Option<Report>, CatalogError> {
+        Ok(self.root().latest_report()?)
+    }
+
+    /// The name and summary the llms files start with.
+    fn site_intro(&self) -> Result<SiteIntro, CatalogError> {
+        Ok(self.root().site_intro()?)
+    }
+}
+
+/// The live tree: every answer reads the folders and files as they are.
+impl Catalog for ContentRoot {
+    fn root(&self) -> &ContentRoot {
+        self
+    }
+
+    fn outline(&self) -> Result<Vec<ProjectOutline>, CatalogError> {
+        Ok(self.sidebar()?)
+    }
+
+    fn projects(&self) -> Result<Vec<Project>, CatalogError> {
+        Ok(ContentRoot::projects(self)?)
+    }
+
+    fn project(&self, id: &str) -> Result<Option<(Project, Vec<SubprojectSummary>)>, CatalogError> {
+        let (Some(project), Some(subprojects)) =
+            (ContentRoot::project(self, id)?, self.subprojects(id)?)
+        else {
+            return Ok(None);
+        };
+        let subprojects = subprojects
+            .into_iter()
+            .map(|s| SubprojectSummary {
+                id: s.id,
+                name: s.name,
+                description: s.description,
+                doc_count: s.doc_count,
+            })
+            .collect();
+        Ok(Some((project, subprojects)))
+    }
+
+    fn subproject(
+        &self,
+        project: &str,
+        subproject: &str,
+    ) -> Result<Option<(Project, SubprojectSummary)>, CatalogError> {
+        let (Some(p), Some(s)) = (
+            ContentRoot::project(self, project)?,
+            ContentRoot::subproject(self, project, subproject)?,
+        ) else {
+            return Ok(None);
+        };
+        let summary = SubprojectSummary {
+            id: s.id,
+            name: s.name,
+            description: s.description,
+            doc_count: s.doc_count,
+        };
+        Ok(Some((p, summary)))
+    }
+
+    fn pages(&self, project: &str, subproject: &str) -> Result<Vec<PageSummary>, CatalogError> {
+        Ok(ContentRoot::pages(self, project, subproject)?
+            .into_iter()
+            .map(PageSummary::of_page)
+            .collect())
+    }
+
+    fn page_text(
+        &self,
+        project: &str,
+        subproject: &str,
+        page: &PageSummary,
+    ) -> Result<Vec<u8>, CatalogError> {
+        match &page.source {
+            PageSource::Read(raw) => Ok(raw.clone()),
+            PageSource::Recorded { .. } => {
+                Ok(self.raw(project, subproject, &page.id)?.unwrap_or_default())
+            }
+        }
+    }
+
+    fn search(&self, query: &str) -> Result<SearchResults, CatalogError> {
+        Ok(ContentRoot::search(self, query)?)
+    }
+
+    fn manifest(
+        &self,
+        name: ManifestName<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<u8>>, CatalogError> {
+        Ok(match name {
+            ManifestName::Master => Some(to_json(&self.master_manifest(now)?)?),
+            ManifestName::Project(p) => match self.project_manifest(p)? {
+                Some(m) => Some(to_json(&m)?),
+                None => None,
+            },
+            ManifestName::Subproject(p, s) => match self.subproject_manifest(p, s)? {
+                Some(m) => Some(to_json(&m)?),
+                None => None,
+            },
+        })
+    }
+
+    fn llms_outline(&self) -> Result<Outline, CatalogError> {
+        let mut projects = Vec::new();
+        for p in ContentRoot::projects(self)? {
+            let mut subprojects = Vec::new();
+            for s in self.subprojects(&p.id)?.unwrap_or_default() {
+                subprojects.push(OutlineSubproject {
+                    pages: Catalog::pages(self, &p.id, &s.id)?,
+                    id: s.id,
+                    name: s.name,
+                    description: s.description,
+                });
+            }
+            projects.push(OutlineProject {
+                id: p.id,
+                name: p.name,
+                description: p.description,
+                subprojects,
+            });
+        }
+        Ok(Outline { projects })
+    }
+
+    fn llms_full(&self, project: Option<&str>) -> Result<FullText, CatalogError> {
+        Ok(FullText::Tree {
+            root: self.clone(),
+            intro: self.site_intro()?,
+            project: project.map(str::to_owned),
+        })
+    }
+}
+
+/// Byte ranges of one file, copied out in order: a prebuilt answer found current.
+#[derive(Debug, Clone)]
+pub struct FileRanges {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// `(start, end)` byte ranges to send, in order.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+impl FileRanges {
+    /// Copies the ranges into `out`, a block at a time; a file shorter than its ranges is an
+    /// error, so the caller never ends a body as if it were whole.
+    pub fn write_to(&self, out: &mut dyn Write) -> Result<u64, LlmsError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file =
+            std::fs::File::open(&self.path).map_err(|e| ContentError::io(&self.path, e))?;
+        let mut copied = 0;
+        for &(start, end) in &self.ranges {
+            file.seek(SeekFrom::Start(start))
+                .map_err(|e| ContentError::io(&self.path, e))?;
+            let want = end.saturating_sub(start);
+            let n = std::io::copy(&mut (&mut file).take(want), &mut *out)?;
+            if n != want {
+                return Err(ContentError::io(
+                    &self.path,
+                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "shorter than recorded"),
+                )
+                .into());
+            }
+            copied += n;
+        }
+        out.flush()?;
+        Ok(copied)
+    }
+}
