@@ -17,7 +17,7 @@ use reqwest::Client;
 /// A markdown page of about `target` bytes with what real pages have: frontmatter, headings,
 /// About 20 KB of typical markdown: frontmatter, headings, prose with inline markup and links,
 /// nested and task lists, tables and fenced code. The docs benchmarks share it.
-const PAGE_20K: &str = include_str!("../../crates/render/benches/page-20k.md");
+const PAGE_20K: &str = include_str!("../../crates/app/benches/page-20k.md");
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;

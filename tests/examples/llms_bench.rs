@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use dochub_content::llms::{llms_txt, write_full};
-use dochub_content::prebuilt::write_build;
 use dochub_content::{Catalog, ContentRoot};
+use dochub_index::build::write_build;
 use dochub_tests::{TestApp, repo_root};
 
 /// Counts bytes and drops them.

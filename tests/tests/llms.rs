@@ -465,7 +465,7 @@ async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
     std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");
     let build = tempfile::tempdir().expect("temp dir");
     let root = dochub_content::ContentRoot::open(content.path()).expect("root");
-    dochub_content::prebuilt::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
     let prebuilt = TestApp::builder()
         .content(content.path())
         .mount(build.path(), "/prebuilt")

@@ -1,6 +1,6 @@
 //! The `api` Spin component: Tier 3 of dochub (`/api/...`).
 //!
-//! A thin adapter over [`dochub_content::api`], entered and left through `dochub_http` (settings,
+//! A thin adapter over [`dochub_app::api`], entered and left through `dochub_http` (settings,
 //! `Host` check, headers, generic errors) like every component: it reads the configuration once
 //! per request, passes the request to the library, and for `/api/health` takes
 //! the two readings only a host can give — the app's first start from the
@@ -22,12 +22,12 @@
 #![allow(unsafe_code)]
 
 use chrono::{DateTime, Utc};
-use dochub_content::api::{ApiConfig, Database, Gate, Health, handle_or_health, health_response};
-use dochub_content::index::{Memo, Source};
-use dochub_content::prebuilt::BuildMode;
+use dochub_app::api::{ApiConfig, Database, Gate, Health, handle_or_health, health_response};
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::respond;
 use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
+use dochub_index::build::BuildMode;
+use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 use spin_sdk::variables;

@@ -1,7 +1,7 @@
 //! The `docs` Spin component: Tier 2 of dochub (`/docs/...`), markdown rendered as a docs site,
 //! and the docs for agents, `/llms.txt` and `/llms-full.txt`.
 //!
-//! A thin adapter over [`dochub_render::site`] and [`dochub_render::llms`], entered and left
+//! A thin adapter over [`dochub_app::docs`] and [`dochub_app::llms`], entered and left
 //! through `dochub_http` like every component: the settings and the development `Host` check
 //! first, then the library, then the shared headers and generic error bodies. `/llms-full.txt`
 //! is streamed into the response body as it is generated, so its size is not bounded by the
@@ -12,7 +12,7 @@
 //! - env `CONTENT_DIR` (default `/content`): the content root;
 //! - env `BUILD_DIR` (default `/build`) and `SERVE_PREBUILT`: the prebuilt index, used for the
 //!   sidebar, breadcrumbs, listings, search and `/llms.txt` while it matches the content (see
-//!   `dochub_content::prebuilt::BuildMode`);
+//!   `dochub_index::build::BuildMode`);
 //! - variables `environment`, `auth_tokens` and `allowed_hosts` (see `dochub_http`: unreadable
 //!   or unknown values refuse every request).
 
@@ -20,13 +20,13 @@
 // this file writes none itself.
 #![allow(unsafe_code)]
 
-use dochub_content::index::{Memo, Source};
-use dochub_content::prebuilt::BuildMode;
+use dochub_app::docs::{SiteConfig, handle_accepting};
+use dochub_app::llms::{self, Answer, LlmsRoute};
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::{respond, send};
 use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
-use dochub_render::llms::{self, Answer, LlmsRoute};
-use dochub_render::site::{SiteConfig, handle_accepting};
+use dochub_index::build::BuildMode;
+use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::{http_component, variables};
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use dochub_content::ContentRoot;
-use dochub_content::prebuilt::write_build;
+use dochub_index::build::write_build;
 
 /// Arguments of `dochub build`.
 #[derive(Args)]

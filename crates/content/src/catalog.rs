@@ -2,7 +2,7 @@
 //! answers in ([`Project`], [`SubprojectSummary`], [`PageSummary`], [`ProjectOutline`]).
 //!
 //! There are two catalogs: the live tree ([`ContentRoot`], which reads the folders and page
-//! files on every call) and the prebuilt index (`dochub-index`), which answers from
+//! files on every call) and the prebuilt index (`dochub_index::IndexCatalog`), which answers from
 //! `build/` as long as the folders an answer depends on are as the build recorded them. A
 //! reader writes its answer once, against `&dyn Catalog`; when the index finds itself stale
 //! half-way, it returns [`CatalogError::Stale`], and the caller that picked the catalog runs the
@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 
 use crate::error::ContentError;
 use crate::llms::{FullText, LlmsError, Outline, OutlineProject, OutlineSubproject, SiteIntro};
-use crate::prebuilt::to_json;
+use crate::manifest::to_json;
 use crate::report::Report;
 use crate::search::SearchResults;
 use crate::tree::{ContentRoot, Page, Project};

@@ -79,7 +79,7 @@ pub enum ContentError {
 
 impl ContentError {
     /// Wraps an I/O error with the path it happened on.
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         ContentError::Io {
             path: path.into(),
             source,

@@ -122,7 +122,7 @@ pub fn page_body(bytes: &[u8]) -> String {
 
 /// A page's text: its bytes decoded lossily, without a leading BOM. What search matches and
 /// what the frontmatter is split from.
-pub(crate) fn page_text(raw: &[u8]) -> Cow<'_, str> {
+pub fn page_text(raw: &[u8]) -> Cow<'_, str> {
     // Valid text first: `from_utf8` checks ASCII a word at a time, where the lossy decoder's
     // chunking costs several times as much on every page a search reads.
     match std::str::from_utf8(raw) {

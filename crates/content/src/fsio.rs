@@ -21,24 +21,30 @@
 use std::io;
 use std::path::Path;
 
+use crate::error::ContentError;
+use crate::segment::is_valid_id;
+
 /// Modification time of a file or folder in nanoseconds since 1970; 0 when it has none or
 /// cannot be read (the index then compares listings instead).
-pub(crate) fn mtime_ns(path: &Path) -> u64 {
+pub fn mtime_ns(path: &Path) -> u64 {
     imp::mtime_ns(path)
 }
 
 /// What a folder entry is, links followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EntryKind {
+pub enum EntryKind {
+    /// A folder.
     Dir,
+    /// A regular file.
     File,
+    /// Anything else.
     Other,
 }
 
 /// The entries of a folder whose names are UTF-8 and pass `keep`, with what each is (links
 /// followed; a link that leads nowhere is left out), in no particular order. `Ok(None)` when
 /// nothing is at `path`.
-pub(crate) fn list_dir(
+pub fn list_dir(
     path: &Path,
     keep: impl Fn(&str) -> bool,
 ) -> io::Result<Option<Vec<(String, EntryKind)>>> {
@@ -46,28 +52,28 @@ pub(crate) fn list_dir(
 }
 
 /// Whether `path` is a folder; `Ok(None)` when nothing is there.
-pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
+pub fn is_dir(path: &Path) -> io::Result<Option<bool>> {
     imp::is_dir(path)
 }
 
 /// The whole file; `Ok(None)` when it does not exist.
-pub(crate) fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
+pub fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
     imp::read(path)
 }
 
 /// An open file whose byte ranges are read together.
-pub(crate) struct File(imp::File);
+pub struct File(imp::File);
 
 impl File {
     /// Opens a file for reading.
-    pub(crate) fn open(path: &Path) -> io::Result<File> {
+    pub fn open(path: &Path) -> io::Result<File> {
         imp::File::open(path).map(File)
     }
 
     /// Byte ranges `(offset, len)`, all read at once, in any order. A range reaching past the
     /// end of the file comes back short. Ranges less than [`COALESCE_GAP`] apart are read as
     /// one span.
-    pub(crate) fn read_ranges(&mut self, ranges: &[(u64, usize)]) -> io::Result<Vec<Vec<u8>>> {
+    pub fn read_ranges(&mut self, ranges: &[(u64, usize)]) -> io::Result<Vec<Vec<u8>>> {
         let (spans, span_of) = coalesce(ranges);
         let read = self.0.read_ranges(&spans)?;
         Ok(ranges
@@ -116,6 +122,55 @@ fn coalesce(ranges: &[(u64, usize)]) -> (Vec<(u64, usize)>, Vec<usize>) {
         .map(|(start, end)| (start, usize::try_from(end - start).unwrap_or(usize::MAX)))
         .collect();
     (spans, span_of)
+}
+
+/// What [`list`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Folders whose names are valid ids (projects, subprojects).
+    Dir,
+    /// Page ids: `*.md` files whose stems are valid ids.
+    Page,
+}
+
+/// Sorted names of valid entries of one kind (`Page`: ids of `*.md` files).
+pub fn list(dir: &Path, kind: Kind) -> Result<Vec<String>, ContentError> {
+    // Names that are not UTF-8 cannot be named in a URL; `list_dir` skips them.
+    fn id_of(name: &str, kind: Kind) -> Option<&str> {
+        match kind {
+            Kind::Dir => Some(name),
+            Kind::Page => name.strip_suffix(".md"),
+        }
+    }
+    let entries = list_dir(dir, |name| id_of(name, kind).is_some_and(is_valid_id))
+        .map_err(|e| ContentError::io(dir, e))?
+        .unwrap_or_default();
+    let wanted = match kind {
+        Kind::Dir => EntryKind::Dir,
+        Kind::Page => EntryKind::File,
+    };
+    let mut out: Vec<String> = entries
+        .into_iter()
+        .filter(|(_, entry_kind)| *entry_kind == wanted)
+        .filter_map(|(name, _)| id_of(&name, kind).map(str::to_owned))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Reads a regular file; `None` when it does not exist or is a directory.
+pub fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
+    read(path).or_else(|e| absent_or_error(path, e))
+}
+
+/// `None` for an error that means the file is not there, else the error.
+fn absent_or_error(path: &Path, e: std::io::Error) -> Result<Option<Vec<u8>>, ContentError> {
+    match e.kind() {
+        _ if is_absent(&e) => Ok(None),
+        // Some platforms report reading a directory as a generic error.
+        _ if path.is_dir() => Ok(None),
+        _ => Err(ContentError::io(path, e)),
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
-//! dochub's content tree, with no Spin dependency: projects, subprojects and
-//! pages on disk; page frontmatter; the JSON manifests; raw text; search; the
-//! latest daily report; the prebuilt `build/` directory; `/llms.txt` and `/llms-full.txt`
-//! ([`llms`]); content lint; and the `/api` routes over them (`api`).
+//! dochub's content model and the live tree, with no Spin dependency: projects, subprojects
+//! and pages on disk; page frontmatter; the JSON manifests; raw text; search; the latest
+//! daily report; the text of `/llms.txt` and `/llms-full.txt` ([`llms`]); content lint; and
+//! the [`Catalog`] every reader asks, which the tree itself implements ([`ContentRoot`]) and
+//! the prebuilt index implements in `dochub-index`. [`fsio`] is the file layer both read
+//! through (direct WASI 0.2 calls in a component, `std` natively).
 //!
 //! Layout of a content root:
 //!
@@ -30,18 +32,15 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod api;
 mod catalog;
 mod check;
 #[cfg(any(test, feature = "corpus"))]
 pub mod corpus;
 mod error;
 mod frontmatter;
-mod fsio;
-pub mod index;
+pub mod fsio;
 pub mod llms;
 mod manifest;
-pub mod prebuilt;
 mod report;
 mod search;
 mod segment;
@@ -56,15 +55,16 @@ pub use check::{Diagnostic, Severity};
 pub use error::ContentError;
 pub use frontmatter::{
     DEFAULT_REFERENCE_TYPE, Frontmatter, LLMS_OPTIONAL, ParsedPage, Reference, page_body,
-    parse_page, split_frontmatter,
+    page_text, parse_page, split_frontmatter,
 };
 pub use manifest::{
     DocumentEntry, MasterManifest, Named, ProjectEntry, ProjectManifest, SubprojectEntry,
-    SubprojectManifest, encode_segment, raw_url,
+    SubprojectManifest, encode_segment, raw_url, to_json,
 };
 pub use report::{Report, is_report_name};
 pub use search::{
-    EXCERPT_CHARS, MAX_RESULTS, MIN_QUERY_CHARS, Query, SearchHit, SearchResults, excerpt,
+    EXCERPT_CHARS, MAX_RESULTS, MIN_QUERY_CHARS, Query, SearchHit, SearchResults, excerpt, fold,
+    page_hit,
 };
 pub use segment::{MAX_ID_BYTES, is_valid_id};
 pub use tree::{

@@ -29,7 +29,7 @@
 //! `URL:` line with its markdown twin. It is written page by page into any [`Write`]
 //! ([`write_full`]), so a tree of any size costs one page of memory: the docs component
 //! streams it into the response body. `dochub build` writes it into the build directory too
-//! (`crate::index::write_prebuilt_full`, with each project's byte range and the index's build
+//! (`dochub_index::write_prebuilt_full`, with each project's byte range and the index's build
 //! id), and the index's catalog copies it out while it belongs to the current index
 //! ([`FullText::Prebuilt`]).
 //!

@@ -213,3 +213,8 @@ impl ContentRoot {
         }))
     }
 }
+
+/// The JSON bytes of a manifest or a search answer, as both catalogs serve them.
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, ContentError> {
+    Ok(serde_json::to_vec(value)?)
+}

@@ -3,7 +3,8 @@
 use chrono::NaiveDate;
 
 use crate::error::ContentError;
-use crate::tree::{ContentRoot, REPORTS_DIR, read_file};
+use crate::fsio::read_file;
+use crate::tree::{ContentRoot, REPORTS_DIR};
 
 /// The latest report, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]

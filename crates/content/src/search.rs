@@ -103,7 +103,7 @@ fn has_ascii_folding_non_ascii(bytes: &[u8]) -> bool {
 
 /// The whole text folded as [`Query::find`] folds it: a query matches a text exactly when
 /// the folded query is a substring of the folded text (the prebuilt index relies on it).
-pub(crate) fn fold(text: &str) -> String {
+pub fn fold(text: &str) -> String {
     if text.is_ascii() {
         return text.to_ascii_lowercase();
     }
@@ -117,7 +117,7 @@ pub(crate) fn fold(text: &str) -> String {
 /// The hit for one page, when `q` matches its text: the one definition of what a result is,
 /// shared by the live scan and the prebuilt index (which recorded each page's title, so
 /// `title` is only asked for on a match).
-pub(crate) fn page_hit(
+pub fn page_hit(
     q: &Query,
     path: String,
     raw: &[u8],
@@ -148,7 +148,7 @@ impl Query {
     }
 
     /// The trimmed query, case-folded.
-    pub(crate) fn folded(&self) -> &str {
+    pub fn folded(&self) -> &str {
         &self.folded
     }
 

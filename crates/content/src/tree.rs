@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::ProjectOutline;
 use crate::error::ContentError;
 use crate::frontmatter::{ParsedPage, parse_page};
-use crate::fsio::EntryKind;
+use crate::fsio::{Kind, list, read_file};
 use crate::segment::is_valid_id;
 use crate::yaml::{parse_yaml, str_field};
 
@@ -422,57 +422,11 @@ impl ContentRoot {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Dir,
-    Page,
-}
-
-/// Sorted names of valid entries of one kind (`Page`: ids of `*.md` files).
-pub(crate) fn list(dir: &Path, kind: Kind) -> Result<Vec<String>, ContentError> {
-    // Names that are not UTF-8 cannot be named in a URL; `list_dir` skips them.
-    fn id_of(name: &str, kind: Kind) -> Option<&str> {
-        match kind {
-            Kind::Dir => Some(name),
-            Kind::Page => name.strip_suffix(".md"),
-        }
-    }
-    let entries = crate::fsio::list_dir(dir, |name| id_of(name, kind).is_some_and(is_valid_id))
-        .map_err(|e| ContentError::io(dir, e))?
-        .unwrap_or_default();
-    let wanted = match kind {
-        Kind::Dir => EntryKind::Dir,
-        Kind::Page => EntryKind::File,
-    };
-    let mut out: Vec<String> = entries
-        .into_iter()
-        .filter(|(_, entry_kind)| *entry_kind == wanted)
-        .filter_map(|(name, _)| id_of(&name, kind).map(str::to_owned))
-        .collect();
-    out.sort();
-    Ok(out)
-}
-
 fn is_dir(path: &Path) -> Result<bool, ContentError> {
     match crate::fsio::is_dir(path) {
         Ok(found) => Ok(found == Some(true)),
         Err(e) if e.kind() == ErrorKind::NotADirectory => Ok(false),
         Err(e) => Err(ContentError::io(path, e)),
-    }
-}
-
-/// Reads a regular file; `None` when it does not exist or is a directory.
-pub(crate) fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
-    crate::fsio::read(path).or_else(|e| absent_or_error(path, e))
-}
-
-/// `None` for an error that means the file is not there, else the error.
-fn absent_or_error(path: &Path, e: std::io::Error) -> Result<Option<Vec<u8>>, ContentError> {
-    match e.kind() {
-        _ if crate::fsio::is_absent(&e) => Ok(None),
-        // Some platforms report reading a directory as a generic error.
-        _ if path.is_dir() => Ok(None),
-        _ => Err(ContentError::io(path, e)),
     }
 }
 

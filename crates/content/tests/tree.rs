@@ -5,7 +5,6 @@ use std::fs;
 use std::path::Path;
 
 use chrono::{TimeZone, Utc};
-use dochub_content::prebuilt::{Prebuilt, to_json, write_build};
 use dochub_content::{ContentError, ContentRoot, MAX_RESULTS, Severity};
 use serde_json::json;
 
@@ -305,64 +304,6 @@ fn latest_report_by_file_name() {
     assert!(matches!(
         root.latest_report(),
         Err(ContentError::BadReport { .. })
-    ));
-}
-
-#[test]
-fn prebuilt_matches_live() {
-    let root = basic();
-    let out = tempfile::tempdir().unwrap();
-    // A stale manifest from an earlier build must disappear.
-    fs::create_dir_all(out.path().join("manifest/gone")).unwrap();
-    fs::write(out.path().join("manifest/gone.json"), b"{}").unwrap();
-    fs::write(out.path().join("manifest/gone/sub.json"), b"{}").unwrap();
-    fs::create_dir_all(out.path().join("manifest/alpha")).unwrap();
-    fs::write(out.path().join("manifest/alpha/old.json"), b"{}").unwrap();
-    fs::write(out.path().join("keep.txt"), b"not ours").unwrap();
-    let summary = write_build(&root, out.path(), t0()).unwrap();
-    assert_eq!(
-        (summary.projects, summary.subprojects, summary.documents),
-        (3, 3, 9)
-    );
-    assert!(!out.path().join("manifest/gone.json").exists());
-    assert!(!out.path().join("manifest/gone").exists());
-    assert!(out.path().join("keep.txt").exists());
-    assert!(!out.path().join("manifest/alpha/old.json").exists());
-    assert!(out.path().join("manifest/alpha/guide.json").exists());
-    // Building again over a complete build is the same build.
-    write_build(&root, out.path(), t0()).unwrap();
-    let pre = Prebuilt::open(out.path()).unwrap();
-    assert_eq!(
-        pre.master_manifest().unwrap(),
-        to_json(&root.master_manifest(t0()).unwrap()).unwrap()
-    );
-    for p in ["alpha", "beta", "empty-project"] {
-        assert_eq!(
-            pre.project_manifest(p).unwrap().unwrap(),
-            to_json(&root.project_manifest(p).unwrap().unwrap()).unwrap()
-        );
-    }
-    for (p, s) in [
-        ("alpha", "guide"),
-        ("alpha", "reference"),
-        ("beta", "tools"),
-    ] {
-        assert_eq!(
-            pre.subproject_manifest(p, s).unwrap().unwrap(),
-            to_json(&root.subproject_manifest(p, s).unwrap().unwrap()).unwrap()
-        );
-    }
-    assert!(pre.project_manifest("nope").unwrap().is_none());
-    assert!(pre.project_manifest("..").unwrap().is_none());
-    assert!(
-        pre.subproject_manifest("alpha", "../alpha")
-            .unwrap()
-            .is_none()
-    );
-    let empty = tempfile::tempdir().unwrap();
-    assert!(matches!(
-        Prebuilt::open(empty.path()),
-        Err(ContentError::PrebuiltMissing { .. })
     ));
 }
 

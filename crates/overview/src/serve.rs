@@ -3,8 +3,8 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use dochub_http::HTML;
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
+use dochub_http::{HTML, Response};
 
 use crate::pages::{error_page, landing_page};
 use crate::registry::{OVERVIEWS, Overview, find, validate_id};
@@ -18,14 +18,11 @@ pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src
                        img-src data:; font-src data:; base-uri 'none'; form-action 'self'; \
                        frame-ancestors 'none'";
 
-/// The response type every dochub route returns.
-pub use dochub_http::Response as Reply;
-
-fn html(status: u16, body: Vec<u8>) -> Reply {
-    Reply::new(status, HTML, body).with_header("content-security-policy", CSP)
+fn html(status: u16, body: Vec<u8>) -> Response {
+    Response::new(status, HTML, body).with_header("content-security-policy", CSP)
 }
 
-fn error_reply(status: u16, title: &str, message: &str) -> Reply {
+fn error_reply(status: u16, title: &str, message: &str) -> Response {
     match error_page(status, title, message) {
         Ok(page) => html(status, page.into_bytes()),
         Err(e) => internal_error(e.to_string()),
@@ -33,8 +30,8 @@ fn error_reply(status: u16, title: &str, message: &str) -> Reply {
 }
 
 /// A plain 500 whose detail goes to the log (as the response's warning), never to the client.
-pub fn internal_error(detail: String) -> Reply {
-    Reply::text(500, "Internal Server Error").with_warning(Some(detail))
+pub fn internal_error(detail: String) -> Response {
+    Response::text(500, "Internal Server Error").with_warning(Some(detail))
 }
 
 /// What the component reads once per request from its environment and Spin variables.
@@ -62,7 +59,7 @@ impl Config {
 /// Every route needs a token when `config.auth` requires one (401 with a Basic challenge, so
 /// that a browser asks for it); then only `GET` and `HEAD` are allowed, and registered
 /// overview files are served byte for byte.
-pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<&str>) -> Reply {
+pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<&str>) -> Response {
     let head = method == "HEAD";
     if !config.auth.allows(authorization) {
         let mut reply = error_reply(
@@ -124,7 +121,7 @@ fn file_of(content_dir: &Path, o: &Overview) -> PathBuf {
         .join(format!("{}.html", o.id))
 }
 
-fn overview(id: &str, content_dir: &Path) -> Reply {
+fn overview(id: &str, content_dir: &Path) -> Response {
     // Validation comes first so that nothing from the request reaches a path unless it is a
     // plain slug; lookup then limits it to registered ids.
     let Some(entry) = validate_id(id).ok().and_then(|()| find(id)) else {
@@ -138,7 +135,7 @@ fn overview(id: &str, content_dir: &Path) -> Reply {
     }
 }
 
-fn not_found() -> Reply {
+fn not_found() -> Response {
     error_reply(
         404,
         "Page not found",
@@ -152,7 +149,7 @@ mod tests {
     use crate::registry::OVERVIEWS;
     use dochub_http::auth::token_digest;
 
-    fn get(dir: &Path, path: &str) -> Reply {
+    fn get(dir: &Path, path: &str) -> Response {
         respond(&Config::open(dir), "GET", path, None)
     }
 

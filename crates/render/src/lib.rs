@@ -1,8 +1,8 @@
-//! Rendering for dochub's Tier 2 docs site: markdown to HTML with stable heading ids and an
-//! h2/h3 outline, links between pages rewritten to `/docs/...` URLs, and the page layout
-//! (header bar, sidebar, breadcrumbs, "On this page") as compiled `askama` templates with
-//! embedded CSS; and [`site`], every `/docs` route as a function from a request to a response
-//! over the content tree of `dochub_content`. Nothing here knows about Spin.
+//! Rendering for dochub's docs site: markdown to HTML with stable heading ids and an h2/h3
+//! outline, links between pages rewritten to `/docs/...` URLs, and the page layout (header
+//! bar, sidebar, breadcrumbs, "On this page") as compiled `askama` templates with embedded
+//! CSS. It reads no files and answers no requests (the routes are `dochub-app`'s); nothing
+//! here knows about Spin.
 //!
 //! ```
 //! use dochub_render::{Location, Nav, NavItem, NavProject, NavSubproject, document_page, render_markdown};
@@ -35,9 +35,7 @@
 mod highlight;
 mod layout;
 mod links;
-pub mod llms;
 mod markdown;
-pub mod site;
 mod slug;
 
 pub use highlight::{Segment, highlight};

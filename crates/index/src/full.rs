@@ -3,10 +3,11 @@
 
 use std::io::Write;
 
-use crate::catalog::{CatalogError, FileRanges};
-use crate::error::ContentError;
-use crate::llms::{LlmsError, header, write_project};
-use crate::tree::{ContentRoot, read_file};
+use dochub_content::ContentError;
+use dochub_content::ContentRoot;
+use dochub_content::fsio::read_file;
+use dochub_content::llms::{LlmsError, header, write_project};
+use dochub_content::{CatalogError, FileRanges};
 
 /// The prebuilt `/llms-full.txt` in the build directory (written by `dochub build`).
 pub const PREBUILT_FULL: &str = "llms-full.txt";
@@ -16,7 +17,7 @@ pub const PREBUILT_RECORD: &str = "llms-full.json";
 /// What [`write_prebuilt_full`] records beside the file.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct FullRecord {
-    /// The id of the index built with it ([`super::Index::build_id`]).
+    /// The id of the index built with it ([`crate::Index::build_id`]).
     build_id: u64,
     /// Hash of `_master/index.md` (which gives the header), 0 when there is none.
     master: u64,
@@ -57,7 +58,7 @@ impl<W: Write> Write for Counting<W> {
 fn master_hash(root: &ContentRoot) -> Result<u64, ContentError> {
     Ok(root
         .master_index()?
-        .map_or(0, |page| super::hash(&page.raw)))
+        .map_or(0, |page| crate::hash(&page.raw)))
 }
 
 /// Writes `<out>/llms-full.txt` and its record for the index built as `build_id`, each
@@ -164,10 +165,10 @@ mod tests {
     use std::fs;
 
     use super::*;
-    use crate::catalog::Catalog;
-    use crate::index::IndexCatalog;
-    use crate::llms::{FullText, llms_txt, write_full};
-    use crate::prebuilt::write_build;
+    use crate::IndexCatalog;
+    use crate::build::write_build;
+    use dochub_content::Catalog;
+    use dochub_content::llms::{FullText, llms_txt, write_full};
 
     fn tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -256,7 +257,7 @@ mod tests {
         // A rebuilt index beside an old llms-full.txt.
         let record = fs::read(build.path().join(PREBUILT_RECORD)).unwrap();
         fs::write(dir.path().join("beta/core/new.md"), "New").unwrap();
-        crate::index::write_index(&root, build.path()).unwrap();
+        crate::write_index(&root, build.path()).unwrap();
         fs::write(build.path().join(PREBUILT_RECORD), record).unwrap();
         assert!(stale(None).contains("does not belong"));
         // No record at all.

@@ -1,14 +1,15 @@
 //! Native timings (not a test): rendering a 20 KB page, alone and as the whole `/docs` request
-//! through [`dochub_render::site::handle`] on a temporary content tree. Compare with
+//! through [`dochub_app::docs::handle`] on a temporary content tree. Compare with
 //! `benches/docs.sh`, which times the same page through `docs.wasm` under the host.
 //!
-//! Run with `cargo bench -p dochub-render`.
+//! Run with `cargo bench --workspace --bench docs`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use dochub_app::docs::{SiteConfig, handle};
+use dochub_http::Request;
 use dochub_http::auth::AuthConfig;
-use dochub_render::site::{SiteConfig, SiteRequest, handle};
 use dochub_render::{Location, Nav, document_page, render_markdown};
 
 const RUNS: usize = 300;
@@ -54,14 +55,14 @@ fn main() -> std::io::Result<()> {
     std::fs::write(content.path().join("p/s/big.md"), &md)?;
     std::fs::write(content.path().join("p/s/other.md"), "# Other\n")?;
     let config = SiteConfig {
-        source: dochub_content::index::Source {
+        source: dochub_index::Source {
             content_dir: content.path().to_path_buf(),
-            build: dochub_content::prebuilt::BuildMode::Off,
+            build: dochub_index::build::BuildMode::Off,
             memo: None,
         },
         auth: AuthConfig::new("development", ""),
     };
-    let request = |query| SiteRequest {
+    let request = |query| Request {
         method: "GET",
         path: "/p/s/big",
         query,

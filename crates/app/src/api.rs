@@ -5,15 +5,16 @@
 //! calls [`health_response`].
 //!
 //! ```
-//! use dochub_content::api::{ApiConfig, ApiRequest, handle};
-//! use dochub_content::index::Source;
-//! use dochub_content::prebuilt::BuildMode;
+//! use dochub_app::api::{ApiConfig, handle};
+//! use dochub_http::Request;
+//! use dochub_index::Source;
+//! use dochub_index::build::BuildMode;
 //! use dochub_http::auth::AuthConfig;
 //! let config = ApiConfig {
 //!     source: Source { content_dir: "/no/such/dir".into(), build: BuildMode::Off, memo: None },
 //!     auth: AuthConfig::new("development", ""),
 //! };
-//! let req = ApiRequest { method: "GET", path: "/manifest", query: "", authorization: None };
+//! let req = Request { method: "GET", path: "/manifest", query: "", authorization: None };
 //! let res = handle(&config, &req, chrono::Utc::now());
 //! assert_eq!(res.status, 500); // the content root is missing, and the body says so
 //! ```
@@ -22,14 +23,12 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use dochub_http::auth::{AuthConfig, BEARER_CHALLENGE};
-use dochub_http::{ALLOW_READ as ALLOW, JSON, MARKDOWN, iso8601, query_param};
+use dochub_http::{ALLOW_READ as ALLOW, JSON, MARKDOWN, Request, Response, iso8601, query_param};
 use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, CatalogError, ManifestName};
-use crate::error::ContentError;
-use crate::index::Source;
-use crate::prebuilt::to_json;
+use dochub_content::{Catalog, CatalogError, ContentError, ManifestName, to_json};
+use dochub_index::Source;
 
 /// Service name reported by the health check.
 pub const SERVICE: &str = "dochub";
@@ -42,8 +41,6 @@ pub struct ApiConfig {
     /// Who may call the protected routes.
     pub auth: AuthConfig,
 }
-
-pub use dochub_http::{Request as ApiRequest, Response as ApiResponse};
 
 /// A resolved route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +68,7 @@ pub enum Route {
 /// not valid are left for the content layer to refuse (it answers `None`).
 ///
 /// ```
-/// use dochub_content::api::{route, Route};
+/// use dochub_app::api::{route, Route};
 /// assert_eq!(route("/manifest/dochub/"), Route::ProjectManifest("dochub".into()));
 /// assert_eq!(route("/raw/a/b/%2e%2e"), Route::Raw("a".into(), "b".into(), "..".into()));
 /// assert_eq!(route("/raw/a/b"), Route::NotFound);
@@ -108,17 +105,17 @@ pub enum Gate {
     /// The route is `/api/health` with an allowed method: the caller builds the health response.
     Health,
     /// Answer with this response (401, 404, 405, or the route's own answer).
-    Respond(ApiResponse),
+    Respond(Response),
 }
 
 /// Answers a request. For `/api/health` (allowed method) it returns
 /// [`Gate::Health`] and leaves the readings to the caller.
-pub fn handle_or_health(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<Utc>) -> Gate {
+pub fn handle_or_health(config: &ApiConfig, req: &Request<'_>, now: DateTime<Utc>) -> Gate {
     let route = route(req.path);
     let head = req.method.eq_ignore_ascii_case("HEAD");
     if route != Route::Health && !config.auth.allows(req.authorization) {
         return Gate::Respond(
-            ApiResponse::json_error(
+            Response::json_error(
                 401,
                 "Authentication required: send Authorization: Bearer <token>",
             )
@@ -126,11 +123,11 @@ pub fn handle_or_health(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<
         );
     }
     if route == Route::NotFound {
-        return Gate::Respond(strip(ApiResponse::json_error(404, "Not found"), head));
+        return Gate::Respond(strip(Response::json_error(404, "Not found"), head));
     }
     if !(req.method == "GET" || head) {
         return Gate::Respond(
-            ApiResponse::json_error(405, "Method not allowed; use GET").with_header("allow", ALLOW),
+            Response::json_error(405, "Method not allowed; use GET").with_header("allow", ALLOW),
         );
     }
     if route == Route::Health {
@@ -139,23 +136,23 @@ pub fn handle_or_health(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<
     let res = match dispatch(config, &route, req.query, now) {
         Ok(res) => res,
         Err(CatalogError::Content(e @ ContentError::QueryTooShort)) => {
-            ApiResponse::json_error(400, &e.to_string())
+            Response::json_error(400, &e.to_string())
         }
-        Err(e) => ApiResponse::json_error(500, &e.to_string()),
+        Err(e) => Response::json_error(500, &e.to_string()),
     };
     Gate::Respond(strip(res, head))
 }
 
 /// Answers every route but `/api/health`, which gets a 500 here (use
 /// [`handle_or_health`] to serve it).
-pub fn handle(config: &ApiConfig, req: &ApiRequest<'_>, now: DateTime<Utc>) -> ApiResponse {
+pub fn handle(config: &ApiConfig, req: &Request<'_>, now: DateTime<Utc>) -> Response {
     match handle_or_health(config, req, now) {
         Gate::Respond(res) => res,
-        Gate::Health => ApiResponse::json_error(500, "health needs the host's readings"),
+        Gate::Health => Response::json_error(500, "health needs the host's readings"),
     }
 }
 
-fn strip(res: ApiResponse, head: bool) -> ApiResponse {
+fn strip(res: Response, head: bool) -> Response {
     res.strip_for(if head { "HEAD" } else { "GET" })
 }
 
@@ -164,15 +161,15 @@ fn dispatch(
     route: &Route,
     query: &str,
     now: DateTime<Utc>,
-) -> Result<ApiResponse, CatalogError> {
+) -> Result<Response, CatalogError> {
     let (res, warning) = config
         .source
         .read(|catalog| answer(catalog, route, query, now))?;
     Ok(res.with_warning(warning))
 }
 
-fn json(bytes: Vec<u8>) -> ApiResponse {
-    ApiResponse::new(200, JSON, bytes)
+fn json(bytes: Vec<u8>) -> Response {
+    Response::new(200, JSON, bytes)
 }
 
 fn answer(
@@ -180,11 +177,11 @@ fn answer(
     route: &Route,
     query: &str,
     now: DateTime<Utc>,
-) -> Result<ApiResponse, CatalogError> {
-    let manifest = |name, missing| -> Result<ApiResponse, CatalogError> {
+) -> Result<Response, CatalogError> {
+    let manifest = |name, missing| -> Result<Response, CatalogError> {
         Ok(match catalog.manifest(name, now)? {
             Some(bytes) => json(bytes),
-            None => ApiResponse::json_error(404, missing),
+            None => Response::json_error(404, missing),
         })
     };
     Ok(match route {
@@ -194,8 +191,8 @@ fn answer(
             manifest(ManifestName::Subproject(p, s), "Subproject not found")?
         }
         Route::Raw(p, s, page) => match catalog.raw(p, s, page)? {
-            Some(bytes) => ApiResponse::new(200, MARKDOWN, bytes),
-            None => ApiResponse::json_error(404, "Document not found"),
+            Some(bytes) => Response::new(200, MARKDOWN, bytes),
+            None => Response::json_error(404, "Document not found"),
         },
         Route::Search => {
             let q = query_param(query, "q").unwrap_or_default();
@@ -203,9 +200,9 @@ fn answer(
         }
         Route::LatestReport => match catalog.latest_report()? {
             Some(report) => json(report.bytes),
-            None => ApiResponse::json_error(404, "No reports yet"),
+            None => Response::json_error(404, "No reports yet"),
         },
-        Route::Health | Route::NotFound => ApiResponse::json_error(404, "Not found"),
+        Route::Health | Route::NotFound => Response::json_error(404, "Not found"),
     })
 }
 
@@ -268,13 +265,13 @@ impl Health {
 }
 
 /// The `/api/health` response (always 200; `HEAD` gets no body).
-pub fn health_response(health: &Health, method: &str) -> ApiResponse {
+pub fn health_response(health: &Health, method: &str) -> Response {
     let body = match serde_json::to_vec(health) {
         Ok(b) => b,
-        Err(e) => return ApiResponse::json_error(500, &e.to_string()),
+        Err(e) => return Response::json_error(500, &e.to_string()),
     };
     strip(
-        ApiResponse::new(200, JSON, body).with_header("cache-control", "no-store"),
+        Response::new(200, JSON, body).with_header("cache-control", "no-store"),
         method.eq_ignore_ascii_case("HEAD"),
     )
 }

@@ -4,7 +4,7 @@ use std::cell::OnceCell;
 
 use spin_sdk::wit::wasi::keyvalue::store::{self, Bucket};
 
-use super::{CheckMemo, Memo};
+use crate::{CheckMemo, Memo};
 
 /// A key-value store, opened the first time the memo is used: only an answer from a copied
 /// build needs it.

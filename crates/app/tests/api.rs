@@ -3,14 +3,14 @@
 use std::path::Path;
 
 use chrono::Utc;
-use dochub_content::api::{
-    ApiConfig, ApiRequest, ApiResponse, Database, Gate, Health, Route, handle, handle_or_health,
-    health_response, route,
+use dochub_app::api::{
+    ApiConfig, Database, Gate, Health, Route, handle, handle_or_health, health_response, route,
 };
-use dochub_content::index::Source;
-use dochub_content::prebuilt::{BuildMode, write_build};
 use dochub_http::auth::{AuthConfig, token_digest};
 use dochub_http::query_param;
+use dochub_http::{Request, Response};
+use dochub_index::Source;
+use dochub_index::build::{BuildMode, write_build};
 
 fn config(environment: &str, tokens: &str) -> ApiConfig {
     ApiConfig {
@@ -23,10 +23,10 @@ fn config(environment: &str, tokens: &str) -> ApiConfig {
     }
 }
 
-fn get(config: &ApiConfig, path: &str, query: &str, auth: Option<&str>) -> ApiResponse {
+fn get(config: &ApiConfig, path: &str, query: &str, auth: Option<&str>) -> Response {
     handle(
         config,
-        &ApiRequest {
+        &Request {
             method: "GET",
             path,
             query,
@@ -36,7 +36,7 @@ fn get(config: &ApiConfig, path: &str, query: &str, auth: Option<&str>) -> ApiRe
     )
 }
 
-fn error_of(res: &ApiResponse) -> String {
+fn error_of(res: &Response) -> String {
     let v: serde_json::Value = serde_json::from_slice(&res.body).unwrap();
     v["error"].as_str().unwrap().to_owned()
 }
@@ -100,7 +100,7 @@ fn responses() {
     assert_eq!(res.status, 200);
     let head = handle(
         &c,
-        &ApiRequest {
+        &Request {
             method: "HEAD",
             path: "/manifest",
             query: "",
@@ -112,7 +112,7 @@ fn responses() {
     assert!(head.body.is_empty());
     let post = handle(
         &c,
-        &ApiRequest {
+        &Request {
             method: "POST",
             path: "/search",
             query: "q=ab",
@@ -126,7 +126,7 @@ fn responses() {
     );
     let post = handle(
         &c,
-        &ApiRequest {
+        &Request {
             method: "POST",
             path: "/nope",
             query: "",
@@ -150,7 +150,7 @@ fn production_gate() {
     assert_eq!(get(&c, "/nope", "", None).status, 401);
     let gate = handle_or_health(
         &c,
-        &ApiRequest {
+        &Request {
             method: "GET",
             path: "/health",
             query: "",

@@ -24,34 +24,36 @@
 //!
 //! ```
 //! use dochub_http::auth::AuthConfig;
-//! use dochub_render::site::{SiteConfig, SiteRequest, handle};
-//! use dochub_content::index::Source;
-//! use dochub_content::prebuilt::BuildMode;
+//! use dochub_app::docs::{SiteConfig, handle};
+//! use dochub_http::Request;
+//! use dochub_index::Source;
+//! use dochub_index::build::BuildMode;
 //! let config = SiteConfig {
 //!     source: Source { content_dir: "/no/such/dir".into(), build: BuildMode::Off, memo: None },
 //!     auth: AuthConfig::new("development", ""),
 //! };
-//! let req = SiteRequest { method: "GET", path: "", query: "", authorization: None };
+//! let req = Request { method: "GET", path: "", query: "", authorization: None };
 //! let res = handle(&config, &req);
 //! assert_eq!((res.status, res.header("location")), (301, Some("/docs/")));
 //! ```
 
-use dochub_content::index::Source;
 use dochub_content::{
     Catalog, CatalogError, ContentError, MAX_RESULTS, MIN_QUERY_CHARS, PageSummary, ReadError,
     encode_segment, page_body,
 };
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::query_param;
+use dochub_index::Source;
 use percent_encoding::percent_decode_str;
 
-use crate::layout::{
+use dochub_render::render_body;
+use dochub_render::{
     Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
     not_found_page, page_href, project_href, search_page, subproject_href,
 };
-use crate::markdown::render_body;
 
 pub use dochub_http::{ALLOW_READ as ALLOW, HTML, MARKDOWN, TEXT};
+use dochub_http::{Request, Response};
 /// The pages run no script and load nothing but their inline style and images from this
 /// site (or inlined); the policy says so, as a second line of defence behind the escaping of
 /// raw HTML. The search box submits to `/docs/search`.
@@ -67,15 +69,13 @@ pub struct SiteConfig {
     pub auth: AuthConfig,
 }
 
-pub use dochub_http::{Request as SiteRequest, Response as SiteResponse};
-
-fn html_response(status: u16, html: String) -> SiteResponse {
-    SiteResponse::new(status, HTML, html.into_bytes())
+fn html_response(status: u16, html: String) -> Response {
+    Response::new(status, HTML, html.into_bytes())
         .with_header("content-security-policy", CONTENT_SECURITY_POLICY)
 }
 
-pub(crate) fn text_response(status: u16, text: &str) -> SiteResponse {
-    SiteResponse::text(status, text)
+pub(crate) fn text_response(status: u16, text: &str) -> Response {
+    Response::text(status, text)
 }
 
 /// A resolved docs route, segments decoded.
@@ -122,7 +122,7 @@ pub enum Route {
 /// its own, so an encoded `/` stays inside its segment and is then refused as an id.
 ///
 /// ```
-/// use dochub_render::site::{route, Route};
+/// use dochub_app::docs::{route, Route};
 /// assert_eq!(route("/"), Route::Home);
 /// assert_eq!(route("/dochub"), Route::Project { project: "dochub".into(), slash: false });
 /// assert_eq!(route("/a/b/%2e%2e"), Route::NotFound);
@@ -175,17 +175,13 @@ pub fn route(path: &str) -> Route {
 }
 
 /// Answers a request.
-pub fn handle(config: &SiteConfig, req: &SiteRequest<'_>) -> SiteResponse {
+pub fn handle(config: &SiteConfig, req: &Request<'_>) -> Response {
     handle_accepting(config, req, None)
 }
 
 /// Answers a request with its `Accept` header: a page's URL answers its markdown twin when
 /// [`crate::llms::prefers_markdown`], and says `Vary: Accept` either way.
-pub fn handle_accepting(
-    config: &SiteConfig,
-    req: &SiteRequest<'_>,
-    accept: Option<&str>,
-) -> SiteResponse {
+pub fn handle_accepting(config: &SiteConfig, req: &Request<'_>, accept: Option<&str>) -> Response {
     if let Some(refused) = gate(config, req) {
         return refused;
     }
@@ -199,7 +195,7 @@ pub fn handle_accepting(
 
 /// The 401 or 405 a request gets before any route looks at it, if it gets one (the docs
 /// site and `/llms*.txt` alike).
-pub(crate) fn gate(config: &SiteConfig, req: &SiteRequest<'_>) -> Option<SiteResponse> {
+pub(crate) fn gate(config: &SiteConfig, req: &Request<'_>) -> Option<Response> {
     let head = req.method.eq_ignore_ascii_case("HEAD");
     if !config.auth.allows(req.authorization) {
         let res = text_response(
@@ -218,7 +214,7 @@ pub(crate) fn gate(config: &SiteConfig, req: &SiteRequest<'_>) -> Option<SiteRes
     None
 }
 
-fn strip(res: SiteResponse, head: bool) -> SiteResponse {
+fn strip(res: Response, head: bool) -> Response {
     res.strip_for(if head { "HEAD" } else { "GET" })
 }
 
@@ -255,14 +251,10 @@ fn with_query(location: String, query: &str) -> String {
     }
 }
 
-fn respond(
-    config: &SiteConfig,
-    req: &SiteRequest<'_>,
-    markdown: bool,
-) -> Result<SiteResponse, SiteError> {
+fn respond(config: &SiteConfig, req: &Request<'_>, markdown: bool) -> Result<Response, SiteError> {
     let route = route(req.path);
     if route == Route::Bare {
-        return Ok(SiteResponse::redirect(
+        return Ok(Response::redirect(
             301,
             with_query("/docs/".into(), req.query),
         ));
@@ -278,15 +270,15 @@ fn respond(
 fn serve(
     site: &Site<'_>,
     route: Route,
-    req: &SiteRequest<'_>,
+    req: &Request<'_>,
     markdown: bool,
-) -> Result<SiteResponse, SiteError> {
+) -> Result<Response, SiteError> {
     match route {
         Route::Home => site.home(),
         Route::Search => {
             let q = query_param(req.query, "q").unwrap_or_default();
             if q.trim().is_empty() {
-                return Ok(SiteResponse::redirect(302, "/docs/".into()));
+                return Ok(Response::redirect(302, "/docs/".into()));
             }
             site.search(&q)
         }
@@ -294,7 +286,7 @@ fn serve(
             if !slash {
                 return Ok(match site.catalog.project(&project)? {
                     Some(_) => {
-                        SiteResponse::redirect(301, with_query(project_href(&project), req.query))
+                        Response::redirect(301, with_query(project_href(&project), req.query))
                     }
                     None => site.not_found(&format!("There is no project “{project}”."))?,
                 });
@@ -308,7 +300,7 @@ fn serve(
         } => {
             if !slash {
                 return Ok(match site.catalog.subproject(&project, &subproject)? {
-                    Some(_) => SiteResponse::redirect(
+                    Some(_) => Response::redirect(
                         301,
                         with_query(subproject_href(&project, &subproject), req.query),
                     ),
@@ -330,7 +322,7 @@ fn serve(
             if let (Some(id), false) = (stem, slash) {
                 // The markdown twin: the file's bytes, as `?format=raw` and `/api/raw` give them.
                 return match catalog.raw(&project, &subproject, id)? {
-                    Some(bytes) => Ok(SiteResponse::new(200, MARKDOWN, bytes)),
+                    Some(bytes) => Ok(Response::new(200, MARKDOWN, bytes)),
                     None => site.missing_page(&project, &subproject, id),
                 };
             }
@@ -344,14 +336,14 @@ fn serve(
                         encode_segment(&subproject),
                         encode_segment(id)
                     );
-                    return Ok(SiteResponse::redirect(301, with_query(href, req.query)));
+                    return Ok(Response::redirect(301, with_query(href, req.query)));
                 }
                 return site.missing_page(&project, &subproject, &page);
             }
             let raw = query_param(req.query, "format").as_deref() == Some("raw");
             if page == "index" && !raw && catalog.raw(&project, &subproject, "index")?.is_some() {
                 // The landing page has one address, the subproject's.
-                return Ok(SiteResponse::redirect(
+                return Ok(Response::redirect(
                     301,
                     subproject_href(&project, &subproject),
                 ));
@@ -430,7 +422,7 @@ impl Site<'_> {
         Ok((raw, body))
     }
 
-    fn not_found(&self, message: &str) -> Result<SiteResponse, SiteError> {
+    fn not_found(&self, message: &str) -> Result<Response, SiteError> {
         // A 404 keeps the sidebar when the tree can be read; it is still a 404 when not. A
         // stale index is not a failure to read: the request is answered again from the tree.
         let nav = match self.nav(None) {
@@ -446,13 +438,13 @@ impl Site<'_> {
         project: &str,
         subproject: &str,
         page: &str,
-    ) -> Result<SiteResponse, SiteError> {
+    ) -> Result<Response, SiteError> {
         self.not_found(&format!(
             "There is no page “{page}” in “{project}/{subproject}”."
         ))
     }
 
-    fn home(&self) -> Result<SiteResponse, SiteError> {
+    fn home(&self) -> Result<Response, SiteError> {
         let nav = self.nav(None)?;
         if let Some(page) = self.catalog.master_index()? {
             let rendered = render_body(page.body(), &["_master"]);
@@ -491,7 +483,7 @@ impl Site<'_> {
         Ok(html_response(200, html))
     }
 
-    fn project(&self, id: &str) -> Result<SiteResponse, SiteError> {
+    fn project(&self, id: &str) -> Result<Response, SiteError> {
         let Some((project, subprojects)) = self.catalog.project(id)? else {
             return self.not_found(&format!("There is no project “{id}”."));
         };
@@ -525,7 +517,7 @@ impl Site<'_> {
         project: &str,
         subproject: &str,
         markdown: bool,
-    ) -> Result<SiteResponse, SiteError> {
+    ) -> Result<Response, SiteError> {
         let Some((p, s)) = self.catalog.subproject(project, subproject)? else {
             return self.not_found(&format!(
                 "There is no subproject “{subproject}” in “{project}”."
@@ -540,7 +532,7 @@ impl Site<'_> {
         if let Some(landing) = pages.iter().find(|page| page.id == "index") {
             let (raw, body) = self.body(project, subproject, landing)?;
             if markdown {
-                return Ok(SiteResponse::new(200, MARKDOWN, raw).with_header("vary", "Accept"));
+                return Ok(Response::new(200, MARKDOWN, raw).with_header("vary", "Accept"));
             }
             let here = Location {
                 project: Some(place.0),
@@ -575,10 +567,10 @@ impl Site<'_> {
         subproject: &str,
         id: &str,
         raw: bool,
-    ) -> Result<SiteResponse, SiteError> {
+    ) -> Result<Response, SiteError> {
         if raw {
             return match self.catalog.raw(project, subproject, id)? {
-                Some(bytes) => Ok(SiteResponse::new(200, MARKDOWN, bytes)),
+                Some(bytes) => Ok(Response::new(200, MARKDOWN, bytes)),
                 None => self.missing_page(project, subproject, id),
             };
         }
@@ -602,7 +594,7 @@ impl Site<'_> {
         Ok(with_twin(html_response(200, html), &here))
     }
 
-    fn search(&self, query: &str) -> Result<SiteResponse, SiteError> {
+    fn search(&self, query: &str) -> Result<Response, SiteError> {
         let nav = self.nav(None)?;
         let html = match self.catalog.search(query) {
             Ok(results) => {
@@ -629,8 +621,8 @@ impl Site<'_> {
 
 /// Adds the `Link` header naming the page's markdown twin (the page's `<link rel="alternate">`
 /// says the same).
-fn with_twin(res: SiteResponse, here: &Location) -> SiteResponse {
-    match crate::layout::markdown_href(here) {
+fn with_twin(res: Response, here: &Location) -> Response {
+    match dochub_render::markdown_href(here) {
         Some(href) => res.with_header(
             "link",
             &format!("<{href}>; rel=\"alternate\"; type=\"text/markdown\""),

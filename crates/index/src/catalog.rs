@@ -6,16 +6,16 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use super::{Checked, Index, Memo, Scope};
-use crate::catalog::{
+use crate::build::{BuildMode, Prebuilt};
+use crate::{Checked, Index, Memo, Scope};
+use dochub_content::ContentError;
+use dochub_content::SearchResults;
+use dochub_content::llms::{FullText, Outline, OutlineProject, OutlineSubproject};
+use dochub_content::{
     Catalog, CatalogError, ManifestName, PageSource, PageSummary, ProjectOutline, ReadError,
     SubprojectSummary,
 };
-use crate::error::ContentError;
-use crate::llms::{FullText, Outline, OutlineProject, OutlineSubproject};
-use crate::prebuilt::{BuildMode, Prebuilt};
-use crate::search::SearchResults;
-use crate::tree::{ContentRoot, Project};
+use dochub_content::{ContentRoot, Project};
 
 /// Where a request's answers come from: the content tree, and the build beside it.
 #[derive(Debug, Clone)]
@@ -279,7 +279,7 @@ impl Catalog for IndexCatalog<'_> {
     fn llms_full(&self, project: Option<&str>) -> Result<FullText, CatalogError> {
         let index = self.current(Scope::Everything)?;
         let ranges =
-            super::full::prebuilt_ranges(self.build_dir, index.build_id(), self.root, project)?;
+            crate::full::prebuilt_ranges(self.build_dir, index.build_id(), self.root, project)?;
         Ok(FullText::Prebuilt(ranges))
     }
 }

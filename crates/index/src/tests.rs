@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
 use super::*;
-use crate::corpus::{COMMON_TERM, RARE_TERM, Spec, generate};
+use dochub_content::corpus::{COMMON_TERM, RARE_TERM, Spec, generate};
 
 /// An answer of the index as the assertions look at it.
 #[derive(Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! Docs for agents, as the docs component serves them: `/llms.txt`, `/llms-full.txt`
 //! (`?project=<id>` for one project), and the choice between a page's HTML and its markdown
 //! twin by the `Accept` header ([`prefers_markdown`]; the twin itself is `/docs/.../<page>.md`,
-//! see [`crate::site`]).
+//! see [`crate::docs`]).
 //!
 //! Why the docs component serves `/llms*.txt`: it already mounts the content tree and the
 //! prebuilt index, it serves the markdown twins the files link to, and the files are the
@@ -24,7 +24,7 @@
 //! anything fails half-way. Both need the same token as `/docs` in production.
 //!
 //! ```
-//! use dochub_render::llms::prefers_markdown;
+//! use dochub_app::llms::prefers_markdown;
 //! assert!(prefers_markdown("text/markdown"));
 //! assert!(prefers_markdown("text/markdown, text/html;q=0.9"));
 //! assert!(!prefers_markdown("text/html,application/xhtml+xml,*/*;q=0.8"));
@@ -36,7 +36,9 @@ use dochub_content::llms::{FullText, llms_txt};
 
 use dochub_http::query_param;
 
-use crate::site::{SiteConfig, SiteRequest, SiteResponse, gate, text_response};
+use dochub_http::{Request, Response};
+
+use crate::docs::{SiteConfig, gate, text_response};
 
 /// Content type of both files: plain text (the convention's files are markdown, but served
 /// as text so that browsers show them).
@@ -55,7 +57,7 @@ impl LlmsRoute {
     /// The route for a `spin-component-route` value; `None` for any other (e.g. `/docs`).
     ///
     /// ```
-    /// use dochub_render::llms::LlmsRoute;
+    /// use dochub_app::llms::LlmsRoute;
     /// assert_eq!(LlmsRoute::from_component_route("/llms.txt"), Some(LlmsRoute::Index));
     /// assert_eq!(LlmsRoute::from_component_route("/docs"), None);
     /// ```
@@ -72,9 +74,9 @@ impl LlmsRoute {
 #[derive(Debug)]
 pub enum Answer {
     /// A whole response.
-    Whole(SiteResponse),
+    Whole(Response),
     /// Status and headers (empty body), then a body to stream with [`FullText::write_to`].
-    Stream(SiteResponse, FullText),
+    Stream(Response, FullText),
 }
 
 /// Whether an `Accept` header asks for markdown rather than HTML: `text/markdown` must have
@@ -113,7 +115,7 @@ fn quality(accept: &str, kind: &str, subtype: &str) -> f32 {
 }
 
 /// Answers a request for `/llms.txt` or `/llms-full.txt`.
-pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &SiteRequest<'_>) -> Answer {
+pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &Request<'_>) -> Answer {
     if let Some(refused) = gate(config, req) {
         return Answer::Whole(refused);
     }
@@ -141,14 +143,14 @@ pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &SiteRequest<'_>) -> A
     }
 }
 
-fn index(config: &SiteConfig) -> Result<SiteResponse, CatalogError> {
+fn index(config: &SiteConfig) -> Result<Response, CatalogError> {
     let (text, warning) = config.source.read(|catalog| {
         Ok::<_, CatalogError>(llms_txt(&catalog.site_intro()?, &catalog.llms_outline()?))
     })?;
-    Ok(SiteResponse::new(200, LLMS_CONTENT_TYPE, text.into_bytes()).with_warning(warning))
+    Ok(Response::new(200, LLMS_CONTENT_TYPE, text.into_bytes()).with_warning(warning))
 }
 
-fn full(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<Answer, CatalogError> {
+fn full(config: &SiteConfig, req: &Request<'_>) -> Result<Answer, CatalogError> {
     let project = query_param(req.query, "project");
     let (text, warning) = config.source.read(|catalog| {
         if let Some(id) = &project
@@ -167,7 +169,7 @@ fn full(config: &SiteConfig, req: &SiteRequest<'_>) -> Result<Answer, CatalogErr
             ),
         )));
     };
-    let head = SiteResponse::new(200, LLMS_CONTENT_TYPE, Vec::new()).with_warning(warning);
+    let head = Response::new(200, LLMS_CONTENT_TYPE, Vec::new()).with_warning(warning);
     Ok(Answer::Stream(head, text))
 }
 

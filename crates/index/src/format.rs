@@ -20,8 +20,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::ContentError;
-use crate::fsio::File;
+use dochub_content::ContentError;
+use dochub_content::fsio::File;
 
 const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
 const PAGES_MAGIC: &[u8; 4] = b"DHP4";
@@ -48,7 +48,7 @@ pub(super) fn open(path: &Path) -> Result<File, ContentError> {
     File::open(path).map_err(|e| ContentError::io(path, e))
 }
 
-/// Reads byte ranges of an index file together (see [`crate::fsio`]); a range that comes back
+/// Reads byte ranges of an index file together (see [`dochub_content::fsio`]); a range that comes back
 /// short means the file is not what its header says.
 pub(super) fn read_ranges(
     file: &mut File,
@@ -247,7 +247,7 @@ impl PagesWriter {
         raw: &[u8],
     ) -> Result<(), ContentError> {
         let packed = lz4_flex::block::compress(raw);
-        let packed_hash = super::hash(&packed);
+        let packed_hash = crate::hash(&packed);
         let too_big = || ContentError::PageTooLarge {
             page: id.to_owned(),
         };
@@ -323,7 +323,7 @@ impl PagesFile {
 
     /// The pages `numbers`, in that order: every record in one round, then every page's id,
     /// title and packed text in a second (nearby ones are read as one span, see
-    /// [`crate::fsio::File`]).
+    /// [`dochub_content::fsio::File`]).
     pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, ContentError> {
         if numbers.iter().any(|&n| n >= self.count) {
             return Err(damaged(&self.path));
@@ -387,7 +387,7 @@ impl PagesFile {
     /// not unpack to the recorded size, are damage: the hash is checked first, so the decoder
     /// only ever sees what the build wrote, and over the packed bytes, half as many to hash.
     pub(super) fn text(&self, record: &PageRecord) -> Result<Vec<u8>, ContentError> {
-        if super::hash(&record.packed) != record.packed_hash {
+        if crate::hash(&record.packed) != record.packed_hash {
             return Err(damaged(&self.path));
         }
         usize::try_from(record.size)

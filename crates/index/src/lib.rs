@@ -1,5 +1,9 @@
-//! The prebuilt search and navigation index, written by `dochub build` into `build/index/`
-//! beside the manifests, and read by the components one request at a time.
+//! The prebuilt build: `dochub build` writes it ([`build::write_build`]: the manifests, the
+//! search and navigation index, `llms-full.txt`), and the components read it one request at
+//! a time as a [`dochub_content::Catalog`] ([`IndexCatalog`]), through [`Source::read`],
+//! which falls back to the live tree when the build no longer describes it.
+//!
+//! The index itself is written into `build/index/` beside the manifests.
 //!
 //! A Spin component lives for one request, so nothing here loads the whole index: a query
 //! reads a small header, one block of the key table per trigram, the posting lists it needs,
@@ -25,7 +29,7 @@
 //! block and one posting list per key, then the candidates' records and texts from the page
 //! table, a run at a time in path order, until the answer holds [`MAX_RESULTS`] hits. No page
 //! file is opened: in a Spin component each open is a round trip to the host's thread pool,
-//! while the page table's texts for a run are read together (see [`crate::fsio`]).
+//! while the page table's texts for a run are read together (see [`dochub_content::fsio`]).
 //!
 //! **Never stale in silence.** Every answer compares the modification times of the
 //! folders it depends on with the build's record (a `stat` each: adding, removing or renaming a
@@ -43,13 +47,14 @@
 //! `--direct-mounts`; a deployed app is a copy too), every time differs though nothing changed
 //! after the copy: the index notices this from its own key table's time, which the build
 //! records, and compares each folder's listing instead of its time (one `open` and one
-//! `read-directory` a folder, see [`crate::fsio::list_dir`]). A copy does not change while
+//! `read-directory` a folder, see [`dochub_content::fsio::list_dir`]). A copy does not change while
 //! the app runs (Spin v4.0.2's loader copies every mounted file into a fresh folder at start,
 //! `crates/loader/src/local.rs`), so with a [`CheckMemo`] the listings are compared once per
 //! copy, every folder at once, and the folders found changed are kept (the components keep
 //! them in the key-value store, under a key naming the build and the copy's own key table
 //! time). Later answers in that copy then cost two `stat`s, not one listing per folder.
 
+pub mod build;
 mod catalog;
 mod format;
 mod full;
@@ -65,12 +70,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{CatalogError, SubprojectSummary};
-use crate::error::ContentError;
-use crate::frontmatter::{page_text, parse_page};
-use crate::fsio::mtime_ns;
-use crate::search::{MAX_RESULTS, Query, SearchResults, fold, page_hit};
-use crate::tree::{ContentRoot, Kind, Project, REPORTS_DIR, list, read_file};
+use dochub_content::fsio::{Kind, list, mtime_ns, read_file};
+use dochub_content::{
+    CatalogError, ContentError, ContentRoot, MAX_RESULTS, Project, Query, REPORTS_DIR,
+    SearchResults, SubprojectSummary, fold, page_hit, page_text, parse_page,
+};
 
 use format::{Grams, GramsWriter, PagesFile, PagesWriter, Postings, encode_postings};
 

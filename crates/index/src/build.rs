@@ -19,10 +19,11 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::error::ContentError;
-use crate::index::{FullSummary, Index, IndexSummary, write_index, write_prebuilt_full};
-use crate::segment::is_valid_id;
-use crate::tree::{ContentRoot, read_file};
+use crate::{FullSummary, Index, IndexSummary, write_index, write_prebuilt_full};
+use dochub_content::ContentError;
+use dochub_content::ContentRoot;
+use dochub_content::fsio::read_file;
+use dochub_content::is_valid_id;
 
 /// Master manifest file in the build directory.
 pub const MASTER_FILE: &str = "manifest.json";
@@ -142,7 +143,7 @@ impl BuildMode {
     /// Reads the two settings (unset and blank are the same); `BUILD_DIR` defaults to `/build`.
     ///
     /// ```
-    /// use dochub_content::prebuilt::BuildMode;
+    /// use dochub_index::build::BuildMode;
     /// assert_eq!(BuildMode::from_settings(None, None), BuildMode::Auto("/build".into()));
     /// assert_eq!(BuildMode::from_settings(Some("false"), None), BuildMode::Off);
     /// assert_eq!(BuildMode::from_settings(Some("1"), Some("/b")), BuildMode::Required("/b".into()));

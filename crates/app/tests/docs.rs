@@ -3,10 +3,11 @@
 use std::fs;
 use std::path::Path;
 
-use dochub_content::index::Source;
-use dochub_content::prebuilt::BuildMode;
+use dochub_app::docs::{SiteConfig, handle};
 use dochub_http::auth::{AuthConfig, token_digest};
-use dochub_render::site::{SiteConfig, SiteRequest, SiteResponse, handle};
+use dochub_http::{Request, Response};
+use dochub_index::Source;
+use dochub_index::build::BuildMode;
 use tempfile::TempDir;
 
 fn tree(files: &[(&str, &str)]) -> TempDir {
@@ -52,7 +53,7 @@ fn config(dir: &Path) -> SiteConfig {
     }
 }
 
-fn get(dir: &Path, path_and_query: &str) -> SiteResponse {
+fn get(dir: &Path, path_and_query: &str) -> Response {
     request(&config(dir), "GET", path_and_query, None)
 }
 
@@ -61,13 +62,13 @@ fn request(
     method: &str,
     path_and_query: &str,
     authorization: Option<&str>,
-) -> SiteResponse {
+) -> Response {
     let (path, query) = path_and_query
         .split_once('?')
         .unwrap_or((path_and_query, ""));
     handle(
         config,
-        &SiteRequest {
+        &Request {
             method,
             path,
             query,
@@ -76,12 +77,12 @@ fn request(
     )
 }
 
-fn body(res: &SiteResponse) -> String {
+fn body(res: &Response) -> String {
     String::from_utf8(res.body.clone()).expect("utf-8 body")
 }
 
 #[track_caller]
-fn assert_redirect(res: &SiteResponse, status: u16, location: &str) {
+fn assert_redirect(res: &Response, status: u16, location: &str) {
     assert_eq!(res.status, status, "{}", body(res));
     assert_eq!(res.header("location"), Some(location));
 }
@@ -484,7 +485,7 @@ fn indexed(dir: &Path, build: &Path) -> SiteConfig {
 fn assert_index_matches_live(dir: &Path) {
     let build = tempfile::tempdir().expect("build dir");
     let root = dochub_content::ContentRoot::open(dir).expect("root");
-    dochub_content::prebuilt::write_build(&root, build.path(), chrono_now()).expect("build");
+    dochub_index::build::write_build(&root, build.path(), chrono_now()).expect("build");
     let pre = indexed(dir, build.path());
     for address in addresses(dir) {
         let live = request(&config(dir), "GET", &address, None);
@@ -521,7 +522,7 @@ fn a_stale_index_falls_back_to_the_tree_and_says_why() {
     let dir = standard();
     let build = tempfile::tempdir().expect("build dir");
     let root = dochub_content::ContentRoot::open(dir.path()).expect("root");
-    dochub_content::prebuilt::write_build(&root, build.path(), chrono_now()).expect("build");
+    dochub_index::build::write_build(&root, build.path(), chrono_now()).expect("build");
     let pre = indexed(dir.path(), build.path());
     // An edit in place: the page is read anyway, so its new text is noticed.
     fs::write(
@@ -541,7 +542,7 @@ fn a_stale_index_falls_back_to_the_tree_and_says_why() {
     );
     assert_eq!(
         res,
-        SiteResponse {
+        Response {
             warning: res.warning.clone(),
             ..get(dir.path(), "/alpha/guide/zeta")
         }
@@ -566,9 +567,9 @@ fn accept_markdown_answers_the_twin_and_every_page_names_it() {
     let dir = standard();
     let config = config(dir.path());
     let ask = |path: &str, accept: Option<&str>| {
-        dochub_render::site::handle_accepting(
+        dochub_app::docs::handle_accepting(
             &config,
-            &SiteRequest {
+            &Request {
                 method: "GET",
                 path,
                 query: "",

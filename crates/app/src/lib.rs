@@ -1,0 +1,18 @@
+//! dochub's docs routes, each a plain function from a request to a response
+//! ([`dochub_http::Request`], [`dochub_http::Response`]) so that a Spin component is a page of
+//! glue and every route is tested natively:
+//!
+//! - [`api`]: `/api/...`, the JSON manifests, raw pages, search and the latest report (the api
+//!   component; `/api/health` takes the host's readings);
+//! - [`docs`]: `/docs/...`, the rendered site (the docs component);
+//! - [`llms`]: `/llms.txt` and `/llms-full.txt` (the docs component too).
+//!
+//! Each reads the content through [`dochub_index::Source::read`], which asks the prebuilt
+//! index and falls back to the live tree; none of them knows which catalog answered. The
+//! overview pages (`dochub-overview`) and the hub (`dochub-hub`) keep their routes beside
+//! their own models, in the same request and response shape.
+#![deny(missing_docs)]
+
+pub mod api;
+pub mod docs;
+pub mod llms;
