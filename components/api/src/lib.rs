@@ -26,7 +26,6 @@ use dochub_app::api::{ApiConfig, Database, Gate, Health, handle_or_health, healt
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::respond;
 use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
-use dochub_index::build::BuildMode;
 use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
@@ -54,17 +53,8 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
     let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
     log_auth_config(Surface::Api, &incoming, "auth_tokens", &auth);
     let config = ApiConfig {
-        source: Source {
-            content_dir: env("CONTENT_DIR")
-                .unwrap_or_else(|| "/content".into())
-                .into(),
-            build: BuildMode::from_settings(
-                env("SERVE_PREBUILT").as_deref(),
-                env("BUILD_DIR").as_deref(),
-            ),
-            // A copied build (`spin up`'s default) is checked once, then remembered.
-            memo: Some(Memo::key_value("default")),
-        },
+        // A copied build (`spin up`'s default) is checked once, then remembered.
+        source: Source::from_env(Some(Memo::key_value("default"))),
         auth,
     };
     let res = match handle_or_health(&config, &incoming.request(), now) {

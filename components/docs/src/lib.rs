@@ -25,7 +25,6 @@ use dochub_app::llms::{self, Answer, LlmsRoute};
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::{respond, send};
 use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
-use dochub_index::build::BuildMode;
 use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::{http_component, variables};
@@ -44,17 +43,8 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
     let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
     log_auth_config(Surface::Docs, &incoming, "auth_tokens", &auth);
     let config = SiteConfig {
-        source: Source {
-            content_dir: env("CONTENT_DIR")
-                .unwrap_or_else(|| "/content".into())
-                .into(),
-            build: BuildMode::from_settings(
-                env("SERVE_PREBUILT").as_deref(),
-                env("BUILD_DIR").as_deref(),
-            ),
-            // A copied build (`spin up`'s default) is checked once, then remembered.
-            memo: Some(Memo::key_value("default")),
-        },
+        // A copied build (`spin up`'s default) is checked once, then remembered.
+        source: Source::from_env(Some(Memo::key_value("default"))),
         auth,
     };
     let request = incoming.request();
@@ -82,8 +72,4 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
             });
         }
     }
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }

@@ -14,7 +14,7 @@
 #![allow(unsafe_code)]
 
 use dochub_http::spin::respond;
-use dochub_http::{Incoming, Settings, Surface, admit, finish, log};
+use dochub_http::{Incoming, Response, Settings, Surface, admit, finish, log};
 use dochub_hub::api::{self, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::{Dialect, Hub, Limits, Sql, SqlError, SqlValue, SystemClock};
@@ -51,15 +51,11 @@ async fn handle(req: IncomingRequest, out: ResponseOutparam) {
         );
     }
     let response = answer(req, &incoming, &auth).await;
-    let response = finish(Surface::Hub, &incoming, Some(&settings), plain(response));
+    let response = finish(Surface::Hub, &incoming, Some(&settings), response);
     respond(out, Surface::Hub, &incoming, response);
 }
 
-async fn answer(
-    req: IncomingRequest,
-    incoming: &Incoming,
-    auth: &HubAuth,
-) -> http::Response<Vec<u8>> {
+async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Response {
     let head = match request_head(incoming) {
         Ok(head) => head,
         Err(response) => return *response,
@@ -92,22 +88,12 @@ async fn answer(
     }
 }
 
-fn serve(
-    db: impl Sql,
-    limits: Limits,
-    auth: &HubAuth,
-    request: http::Request<Body>,
-) -> http::Response<Vec<u8>> {
+fn serve(db: impl Sql, limits: Limits, auth: &HubAuth, request: http::Request<Body>) -> Response {
     api::handle(&Hub::with_clock(db, SystemClock, limits), auth, request)
 }
 
-fn unavailable(message: &str) -> http::Response<Vec<u8>> {
-    let mut response = api::error(StatusCode::SERVICE_UNAVAILABLE, message);
-    response.headers_mut().insert(
-        http::header::RETRY_AFTER,
-        http::HeaderValue::from_static("1"),
-    );
-    response
+fn unavailable(message: &str) -> Response {
+    api::error(StatusCode::SERVICE_UNAVAILABLE, message).with_header("retry-after", "1")
 }
 
 /// A variable the settings did not read; unreadable reads as empty, which
@@ -117,33 +103,7 @@ fn variable(name: &str) -> String {
 }
 
 /// The hub's [`http::Response`] as the shared layer's response.
-fn plain(response: http::Response<Vec<u8>>) -> dochub_http::Response {
-    let (parts, body) = response.into_parts();
-    let mut res = dochub_http::Response::new(parts.status.as_u16(), dochub_http::JSON, body);
-    for (name, value) in &parts.headers {
-        if let (Some(name), Ok(value)) = (static_name(name), value.to_str()) {
-            res.set_header(name, value);
-        }
-    }
-    res
-}
-
-/// The names the hub's responses carry, as the `'static` names the shared layer keeps.
-fn static_name(name: &http::HeaderName) -> Option<&'static str> {
-    [
-        "content-type",
-        "allow",
-        "www-authenticate",
-        "retry-after",
-        "location",
-    ]
-    .into_iter()
-    .find(|known| name.as_str() == *known)
-}
-
-/// The request's method, path, query and headers, with no body yet. The hub serves three Spin
-/// routes, so it routes on the whole path (`/api/send`, `/api/inbox/...`, `/machines`).
-fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<http::Response<Vec<u8>>>> {
+fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<Response>> {
     let bad = |what: &str| Box::new(api::error(StatusCode::BAD_REQUEST, what));
     let method =
         http::Method::from_bytes(incoming.method.as_bytes()).map_err(|_| bad("invalid method"))?;
@@ -163,10 +123,7 @@ fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<http::Resp
 
 /// The body, read up to [`MAX_REQUEST`] bytes: a declared or actual length beyond it stops the
 /// reading there ([`Body::TooLarge`], answered 413).
-async fn read_body(
-    req: IncomingRequest,
-    head: &http::Request<()>,
-) -> Result<Body, Box<http::Response<Vec<u8>>>> {
+async fn read_body(req: IncomingRequest, head: &http::Request<()>) -> Result<Body, Box<Response>> {
     let declared = head
         .headers()
         .get(http::header::CONTENT_LENGTH)

@@ -316,48 +316,60 @@ fn serve(
             subproject,
             page,
             slash,
-        } => {
-            let catalog = site.catalog;
-            let stem = page.strip_suffix(".md").filter(|s| !s.is_empty());
-            if let (Some(id), false) = (stem, slash) {
-                // The markdown twin: the file's bytes, as `?format=raw` and `/api/raw` give them.
-                return match catalog.raw(&project, &subproject, id)? {
-                    Some(bytes) => Ok(Response::new(200, MARKDOWN, bytes)),
-                    None => site.missing_page(&project, &subproject, id),
-                };
-            }
-            if slash {
-                // `/p/s/page/` and `/p/s/page.md/` name the page `page` when it exists.
-                let id = stem.unwrap_or(&page);
-                if catalog.raw(&project, &subproject, id)?.is_some() {
-                    let href = format!(
-                        "/docs/{}/{}/{}",
-                        encode_segment(&project),
-                        encode_segment(&subproject),
-                        encode_segment(id)
-                    );
-                    return Ok(Response::redirect(301, with_query(href, req.query)));
-                }
-                return site.missing_page(&project, &subproject, &page);
-            }
-            let raw = query_param(req.query, "format").as_deref() == Some("raw");
-            if page == "index" && !raw && catalog.raw(&project, &subproject, "index")?.is_some() {
-                // The landing page has one address, the subproject's.
-                return Ok(Response::redirect(
-                    301,
-                    subproject_href(&project, &subproject),
-                ));
-            }
-            let res = site.page(&project, &subproject, &page, raw || markdown)?;
-            // The answer depends on `Accept` (unless the query fixed it).
-            Ok(if raw || res.status != 200 {
-                res
-            } else {
-                res.with_header("vary", "Accept")
-            })
-        }
+        } => serve_page(site, &project, &subproject, &page, slash, req, markdown),
         Route::Bare | Route::NotFound => site.not_found("There is no page at this address."),
     }
+}
+
+/// `/<p>/<s>/<page>` in its forms: the markdown twin (`.md`), the trailing-slash redirect, the
+/// landing page's one address, `?format=raw`, and the page itself.
+fn serve_page(
+    site: &Site<'_>,
+    project: &str,
+    subproject: &str,
+    page: &str,
+    slash: bool,
+    req: &Request<'_>,
+    markdown: bool,
+) -> Result<Response, SiteError> {
+    let catalog = site.catalog;
+    let stem = page.strip_suffix(".md").filter(|s| !s.is_empty());
+    if let (Some(id), false) = (stem, slash) {
+        // The markdown twin: the file's bytes, as `?format=raw` and `/api/raw` give them.
+        return match catalog.raw(project, subproject, id)? {
+            Some(bytes) => Ok(Response::new(200, MARKDOWN, bytes)),
+            None => site.missing_page(project, subproject, id),
+        };
+    }
+    if slash {
+        // `/p/s/page/` and `/p/s/page.md/` name the page `page` when it exists.
+        let id = stem.unwrap_or(page);
+        if catalog.raw(project, subproject, id)?.is_some() {
+            let href = format!(
+                "/docs/{}/{}/{}",
+                encode_segment(project),
+                encode_segment(subproject),
+                encode_segment(id)
+            );
+            return Ok(Response::redirect(301, with_query(href, req.query)));
+        }
+        return site.missing_page(project, subproject, page);
+    }
+    let raw = query_param(req.query, "format").as_deref() == Some("raw");
+    if page == "index" && !raw && catalog.raw(project, subproject, "index")?.is_some() {
+        // The landing page has one address, the subproject's.
+        return Ok(Response::redirect(
+            301,
+            subproject_href(project, subproject),
+        ));
+    }
+    let res = site.page(project, subproject, page, raw || markdown)?;
+    // The answer depends on `Accept` (unless the query fixed it).
+    Ok(if raw || res.status != 200 {
+        res
+    } else {
+        res.with_header("vary", "Accept")
+    })
 }
 
 /// One request's view of the content, through whichever catalog answers it.

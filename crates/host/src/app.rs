@@ -111,13 +111,7 @@ impl App {
     /// Loads the app described by `manifest`.
     pub async fn load(manifest: &AppManifest, options: &LoadOptions) -> anyhow::Result<App> {
         let engine = engine(&options.limits)?;
-        let mut linker: Linker<State> = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        SpinImports::add_to_linker::<State, HasSelf<crate::state::SpinCtx>>(&mut linker, |s| {
-            &mut s.spin
-        })?;
-
+        let linker = linker(&engine)?;
         let app_variables = crate::variables::resolve_app_variables(manifest, &options.variables)?;
         let router = Router::build(
             manifest
@@ -125,94 +119,131 @@ impl App {
                 .iter()
                 .map(|t| (t.route.as_str(), t.component.as_str())),
         )?;
-
-        let mut labels: Vec<String> = manifest
-            .components
-            .values()
-            .flat_map(|c| c.key_value_stores.iter().cloned())
-            .collect();
-        labels.sort();
-        labels.dedup();
-        let kv = KvStores::open(&labels, &options.stores, &options.state_dir).await?;
-        let sqlite_used = manifest
-            .components
-            .iter()
-            .map(|(id, c)| (id.clone(), c.sqlite_databases.clone()))
-            .collect();
-        let sqlite =
-            SqliteDatabases::new(&sqlite_used, &options.sqlite_databases, &options.state_dir)?;
-
+        let services = services(manifest, options).await?;
         let copies = tempfile::Builder::new()
             .prefix("dochub-host-")
             .tempdir()
             .context("cannot create a folder for the mounted files' copies")?;
         let mut components = HashMap::new();
-        for (id, component) in &manifest.components {
-            let source = manifest.resolve(&component.source);
-            let wasm = Component::from_file(&engine, &source)
-                .map_err(anyhow::Error::from)
-                .with_context(|| {
-                format!(
-                    "cannot load component `{id}` from {} (build it first: `spin build`, or run with --build)",
-                    source.display()
-                )
-            })?;
-            let instance_pre = linker
-                .instantiate_pre(&wasm)
-                .map_err(anyhow::Error::from)
-                .with_context(|| {
-                    format!("component `{id}` imports an interface this host does not provide")
-                })?;
-            let pre = ProxyPre::new(instance_pre)
-                .map_err(anyhow::Error::from)
-                .with_context(|| {
-                    format!("component `{id}` does not export wasi:http/incoming-handler@0.2.x")
-                })?;
-            let mounts = mounts(
+        for id in manifest.components.keys() {
+            let loaded = LoadedComponent::load(
+                &engine,
+                &linker,
                 manifest,
                 id,
-                &component.files,
-                &copies.path().join(id),
-                options.direct_mounts,
+                options,
+                &app_variables,
+                copies.path(),
             )?;
-            let config = ComponentConfig {
-                id: id.clone(),
-                key_value_stores: component.key_value_stores.clone(),
-                sqlite_databases: component.sqlite_databases.clone(),
-                allowed_outbound_hosts: component.allowed_outbound_hosts.clone(),
-                variables: crate::variables::render_component_variables(
-                    id,
-                    &component.variables,
-                    &app_variables,
-                )?,
-                environment: component
-                    .environment
-                    .iter()
-                    .filter(|(k, _)| !options.env.iter().any(|(key, _)| key == *k))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .chain(options.env.iter().cloned())
-                    .collect(),
-                mounts,
-            };
-            components.insert(
-                id.clone(),
-                LoadedComponent {
-                    pre,
-                    config: Arc::new(config),
-                },
-            );
+            components.insert(id.clone(), loaded);
         }
         Ok(App {
             engine,
             router,
             components,
-            services: Services {
-                kv,
-                sqlite,
-                pg: PgPools::new(options.limits.pg_connect_timeout),
-            },
+            services,
             limits: options.limits.clone(),
             _copies: copies,
+        })
+    }
+}
+
+/// WASI 0.2, wasi:http and the Spin interfaces, as `spin up` links them.
+fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
+    let mut linker: Linker<State> = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    SpinImports::add_to_linker::<State, HasSelf<crate::state::SpinCtx>>(&mut linker, |s| {
+        &mut s.spin
+    })?;
+    Ok(linker)
+}
+
+/// The key-value stores and SQLite databases the components name, and the PostgreSQL pools.
+async fn services(manifest: &AppManifest, options: &LoadOptions) -> anyhow::Result<Services> {
+    let mut labels: Vec<String> = manifest
+        .components
+        .values()
+        .flat_map(|c| c.key_value_stores.iter().cloned())
+        .collect();
+    labels.sort();
+    labels.dedup();
+    let kv = KvStores::open(&labels, &options.stores, &options.state_dir).await?;
+    let sqlite_used = manifest
+        .components
+        .iter()
+        .map(|(id, c)| (id.clone(), c.sqlite_databases.clone()))
+        .collect();
+    let sqlite = SqliteDatabases::new(&sqlite_used, &options.sqlite_databases, &options.state_dir)?;
+    Ok(Services {
+        kv,
+        sqlite,
+        pg: PgPools::new(options.limits.pg_connect_timeout),
+    })
+}
+
+impl LoadedComponent {
+    /// Compiles component `id`, checks what it imports and exports, and stages its files
+    /// under `copies`.
+    fn load(
+        engine: &Engine,
+        linker: &Linker<State>,
+        manifest: &AppManifest,
+        id: &str,
+        options: &LoadOptions,
+        app_variables: &HashMap<String, String>,
+        copies: &Path,
+    ) -> anyhow::Result<LoadedComponent> {
+        let component = &manifest.components[id];
+        let source = manifest.resolve(&component.source);
+        let wasm = Component::from_file(engine, &source)
+            .map_err(anyhow::Error::from)
+            .with_context(|| {
+                format!(
+                    "cannot load component `{id}` from {} (build it first: `spin build`, or run with --build)",
+                    source.display()
+                )
+            })?;
+        let instance_pre = linker
+            .instantiate_pre(&wasm)
+            .map_err(anyhow::Error::from)
+            .with_context(|| {
+                format!("component `{id}` imports an interface this host does not provide")
+            })?;
+        let pre = ProxyPre::new(instance_pre)
+            .map_err(anyhow::Error::from)
+            .with_context(|| {
+                format!("component `{id}` does not export wasi:http/incoming-handler@0.2.x")
+            })?;
+        let mounts = mounts(
+            manifest,
+            id,
+            &component.files,
+            &copies.join(id),
+            options.direct_mounts,
+        )?;
+        let config = ComponentConfig {
+            id: id.to_owned(),
+            key_value_stores: component.key_value_stores.clone(),
+            sqlite_databases: component.sqlite_databases.clone(),
+            allowed_outbound_hosts: component.allowed_outbound_hosts.clone(),
+            variables: crate::variables::render_component_variables(
+                id,
+                &component.variables,
+                app_variables,
+            )?,
+            environment: component
+                .environment
+                .iter()
+                .filter(|(k, _)| !options.env.iter().any(|(key, _)| key == *k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .chain(options.env.iter().cloned())
+                .collect(),
+            mounts,
+        };
+        Ok(LoadedComponent {
+            pre,
+            config: Arc::new(config),
         })
     }
 }

@@ -12,6 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot::error::RecvError;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -21,6 +22,7 @@ use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::app::App;
+use crate::routes::RouteMatch;
 use crate::state::State;
 
 /// A host serving on a socket until [`RunningHost::shutdown`].
@@ -237,27 +239,15 @@ impl From<wasmtime::Error> for HandleError {
     }
 }
 
-async fn run(
-    app: Arc<App>,
+/// The request as the guest sees it under Spin: an absolute URI whose authority comes from the
+/// request target or the `Host` header (which must agree when both are given; without one Spin
+/// answers nothing), the hop-by-hop headers removed, and Spin's `spin-*` headers added.
+fn guest_request(
     req: Request<Incoming>,
+    route: &RouteMatch,
     client: SocketAddr,
-) -> Result<Response<HyperOutgoingBody>, HandleError> {
-    let deadline = app.limits.request_timeout.map(|t| Instant::now() + t);
-    let path = req.uri().path().to_string();
-    let Some(route) = app.router.route(&path) else {
-        return Err(HandleError::Client(
-            StatusCode::NOT_FOUND,
-            "Not Found\n".into(),
-        ));
-    };
-    let component = app
-        .components
-        .get(&route.component)
-        .context("routed to a component that was not loaded")?;
-
+) -> Result<Request<Incoming>, HandleError> {
     let (mut parts, body) = req.into_parts();
-    // The guest learns the authority from the URI, as under Spin: from the request target or the
-    // Host header, which must agree when both are given; without one Spin answers nothing.
     let from_header = match parts.headers.get(http::header::HOST) {
         None => None,
         Some(value) => Some(
@@ -325,8 +315,28 @@ async fn run(
         "spin-client-addr",
         HeaderValue::from_str(&client.to_string()).context("client address")?,
     );
-    let req = Request::from_parts(parts, body);
+    Ok(Request::from_parts(parts, body))
+}
 
+async fn run(
+    app: Arc<App>,
+    req: Request<Incoming>,
+    client: SocketAddr,
+) -> Result<Response<HyperOutgoingBody>, HandleError> {
+    let deadline = app.limits.request_timeout.map(|t| Instant::now() + t);
+    let path = req.uri().path().to_string();
+    let Some(route) = app.router.route(&path) else {
+        return Err(HandleError::Client(
+            StatusCode::NOT_FOUND,
+            "Not Found\n".into(),
+        ));
+    };
+    let component = app
+        .components
+        .get(&route.component)
+        .context("routed to a component that was not loaded")?;
+
+    let req = guest_request(req, &route, client)?;
     let state = State::new(
         component.config.clone(),
         &app.services,
@@ -372,10 +382,22 @@ async fn run(
         Some(deadline) => tokio::time::timeout_at(deadline, receiver).await.ok(),
         None => Some(receiver.await),
     };
+    settle(&app, &route.component, &path, answered, task).await
+}
+
+/// The response, or why there is none: the guest answered with an error, ran out of time, or
+/// ended without setting a response (then its task says why).
+async fn settle<E: std::fmt::Debug>(
+    app: &App,
+    component: &str,
+    path: &str,
+    answered: Option<Result<Result<Response<HyperOutgoingBody>, E>, RecvError>>,
+    task: tokio::task::JoinHandle<GuestEnd>,
+) -> Result<Response<HyperOutgoingBody>, HandleError> {
     let out_of_time = || {
         tracing::warn!(
             "component `{}` on {path} ran out of time ({:?}, --request-timeout)",
-            route.component,
+            component,
             app.limits.request_timeout.unwrap_or_default()
         );
         HandleError::OutOfTime
@@ -384,7 +406,7 @@ async fn run(
         Some(Ok(Ok(res))) => Ok(res),
         Some(Ok(Err(code))) => Err(HandleError::Guest(anyhow::anyhow!(
             "component `{}` answered with an error: {code:?}",
-            route.component
+            component
         ))),
         None => Err(out_of_time()),
         Some(Err(_)) => {
@@ -396,7 +418,7 @@ async fn run(
             };
             Err(HandleError::Guest(reason.context(format!(
                 "component `{}` failed on {path}",
-                route.component
+                component
             ))))
         }
     }

@@ -1,6 +1,7 @@
 //! The hub's HTTP routes, independent of any host: the Spin component calls
 //! [`check_before_body`] on the request's head, reads the body only when that passes, then
-//! calls [`handle`] and sends back the [`http::Response`]. So an anonymous or mistyped request
+//! calls [`handle`] and sends back the [`dochub_http::Response`], the one response type of
+//! every dochub route. So an anonymous or mistyped request
 //! is refused before a byte of its body is read.
 //!
 //! | Route | Method | Success |
@@ -16,6 +17,7 @@
 //! `Idempotency-Key` the sender already used for another recipient or body, 500 database or
 //! setting failure, 503 database busy (with `Retry-After`), 507 the recipient's inbox is full.
 
+use dochub_http::{JSON, Response};
 use http::{Method, StatusCode, header};
 use serde::{Deserialize, Serialize};
 
@@ -73,10 +75,7 @@ impl<'a> Route<'a> {
 /// Everything decided from the request's head: the route (404), the method (405), the token
 /// (401) and, for a route that reads JSON, the content type (415). `None`: read the body (at
 /// most [`MAX_REQUEST`] bytes) and call [`handle`].
-pub fn check_before_body<B>(
-    auth: &HubAuth,
-    request: &http::Request<B>,
-) -> Option<http::Response<Vec<u8>>> {
+pub fn check_before_body<B>(auth: &HubAuth, request: &http::Request<B>) -> Option<Response> {
     let path = request.uri().path();
     let Some(route) = Route::resolve(path) else {
         return Some(error(
@@ -105,7 +104,7 @@ pub fn handle<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     request: http::Request<Body>,
-) -> http::Response<Vec<u8>> {
+) -> Response {
     if let Some(refusal) = check_before_body(auth, &request) {
         return refusal;
     }
@@ -123,7 +122,7 @@ fn send<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     request: http::Request<Body>,
-) -> http::Response<Vec<u8>> {
+) -> Response {
     let access = access(auth, &request);
     if access == Access::Denied {
         return unauthorized();
@@ -160,7 +159,7 @@ fn inbox<S: Sql, C: Clock>(
     auth: &HubAuth,
     machine: &str,
     request: &http::Request<Body>,
-) -> http::Response<Vec<u8>> {
+) -> Response {
     let access = access(auth, request);
     if access == Access::Denied {
         return unauthorized();
@@ -194,7 +193,7 @@ fn acknowledge<S: Sql, C: Clock>(
     auth: &HubAuth,
     machine: &str,
     request: http::Request<Body>,
-) -> http::Response<Vec<u8>> {
+) -> Response {
     #[derive(Deserialize)]
     struct Ack {
         through: Option<serde_json::Value>,
@@ -250,7 +249,7 @@ fn acknowledge<S: Sql, C: Clock>(
 }
 
 /// The body of a request that must be JSON: 415 for another content type, 413 when too large.
-fn json_body(request: http::Request<Body>) -> Result<Vec<u8>, Box<http::Response<Vec<u8>>>> {
+fn json_body(request: http::Request<Body>) -> Result<Vec<u8>, Box<Response>> {
     if !is_json(request.headers().get(header::CONTENT_TYPE)) {
         return Err(Box::new(error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -327,7 +326,7 @@ fn is_json(content_type: Option<&http::HeaderValue>) -> bool {
     essence.eq_ignore_ascii_case("application/json")
 }
 
-fn respond<T: Serialize>(result: Result<(StatusCode, T), HubError>) -> http::Response<Vec<u8>> {
+fn respond<T: Serialize>(result: Result<(StatusCode, T), HubError>) -> Response {
     match result {
         Ok((status, value)) => match serde_json::to_vec(&value) {
             Ok(body) => json(status, body),
@@ -337,7 +336,7 @@ fn respond<T: Serialize>(result: Result<(StatusCode, T), HubError>) -> http::Res
     }
 }
 
-fn hub_error(e: HubError) -> http::Response<Vec<u8>> {
+fn hub_error(e: HubError) -> Response {
     let status = match e {
         HubError::Invalid(_) => StatusCode::BAD_REQUEST,
         HubError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -346,54 +345,36 @@ fn hub_error(e: HubError) -> http::Response<Vec<u8>> {
         HubError::Busy => StatusCode::SERVICE_UNAVAILABLE,
         HubError::Config(_) | HubError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    let mut response = error(status, &e.to_string());
+    let response = error(status, &e.to_string());
     if status == StatusCode::SERVICE_UNAVAILABLE {
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+        return response.with_header("retry-after", "1");
     }
     response
 }
 
-fn method_not_allowed(allow: &'static str) -> http::Response<Vec<u8>> {
-    let mut response = error(
+fn method_not_allowed(allow: &'static str) -> Response {
+    error(
         StatusCode::METHOD_NOT_ALLOWED,
         &format!("method not allowed; use {allow}"),
-    );
-    response
-        .headers_mut()
-        .insert(header::ALLOW, http::HeaderValue::from_static(allow));
-    response
+    )
+    .with_header("allow", allow)
 }
 
-fn unauthorized() -> http::Response<Vec<u8>> {
-    let mut response = error(
+fn unauthorized() -> Response {
+    error(
         StatusCode::UNAUTHORIZED,
         "a valid hub token is required: Authorization: Bearer <token>",
-    );
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        http::HeaderValue::from_static(CHALLENGE),
-    );
-    response
+    )
+    .with_header("www-authenticate", CHALLENGE)
 }
 
 /// A JSON error response `{"error": message}`.
-pub fn error(status: StatusCode, message: &str) -> http::Response<Vec<u8>> {
-    json(
-        status,
-        dochub_http::Response::json_error(status.as_u16(), message).body,
-    )
+pub fn error(status: StatusCode, message: &str) -> Response {
+    Response::json_error(status.as_u16(), message)
 }
 
-fn json(status: StatusCode, body: Vec<u8>) -> http::Response<Vec<u8>> {
-    let mut response = http::Response::new(body);
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static(dochub_http::JSON),
-    );
-    response
+fn json(status: StatusCode, body: Vec<u8>) -> Response {
+    Response::new(status.as_u16(), JSON, body)
 }
 
 #[cfg(test)]

@@ -28,10 +28,14 @@ impl Call<'_> {
             builder = builder.header(*k, *v);
         }
         let response = handle(self.hub, &self.auth, builder.body(body).unwrap());
-        assert_eq!(response.headers()["content-type"], "application/json");
-        let (parts, body) = response.into_parts();
-        let value = serde_json::from_slice(&body).unwrap();
-        (parts.status, parts.headers, value)
+        assert_eq!(response.header("content-type"), Some("application/json"));
+        let mut headers = http::HeaderMap::new();
+        for (name, value) in &response.headers {
+            headers.append(*name, value.parse().unwrap());
+        }
+        let value = serde_json::from_slice(&response.body).unwrap();
+        let status = StatusCode::from_u16(response.status).unwrap();
+        (status, headers, value)
     }
 
     fn send(&self, json: &Value, token: Option<&str>) -> (StatusCode, Value) {

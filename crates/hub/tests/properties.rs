@@ -36,7 +36,10 @@ proptest! {
         body in "[^\u{0}]{1,200}",
         escaped in any::<bool>(),
     ) {
-        prop_assume!(from != "all");
+        // `all` (any case) is reserved for broadcasts; `.` and `..` are no machine's names.
+        prop_assume!(!from.eq_ignore_ascii_case("all"));
+        prop_assume!(to == "all" || !to.eq_ignore_ascii_case("all"));
+        prop_assume!(![".", ".."].contains(&from.as_str()) && ![".", ".."].contains(&to.as_str()));
         let body_json = if escaped { ascii_escaped(&body) } else { serde_json::to_string(&body).unwrap() };
         let json = format!(r#"{{"from":{},"to":{},"body":{body_json}}}"#,
             serde_json::to_string(&from).unwrap(), serde_json::to_string(&to).unwrap());

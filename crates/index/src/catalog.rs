@@ -30,6 +30,23 @@ pub struct Source {
 }
 
 impl Source {
+    /// The source a component reads from its environment: `CONTENT_DIR` (default `/content`),
+    /// `SERVE_PREBUILT` and `BUILD_DIR` ([`BuildMode::from_settings`]); unset and blank are
+    /// the same.
+    pub fn from_env(memo: Option<Memo>) -> Source {
+        let env = |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        Source {
+            content_dir: env("CONTENT_DIR")
+                .unwrap_or_else(|| "/content".into())
+                .into(),
+            build: BuildMode::from_settings(
+                env("SERVE_PREBUILT").as_deref(),
+                env("BUILD_DIR").as_deref(),
+            ),
+            memo,
+        }
+    }
+
     /// Runs `read` on the prebuilt index when there is one, and once more on the live tree
     /// when the index could not answer it; the warning then says why, for the log. A reader is
     /// written once, against `&dyn Catalog`, and never learns which catalog answered.

@@ -373,17 +373,65 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
     let sub_dir = dir.join(SUB_DIR);
     fs::create_dir_all(&sub_dir).map_err(|e| ContentError::io(&sub_dir, e))?;
 
-    // Numbers: subprojects in (project, subproject) order, pages in search (path) order.
+    let (projects, numbers) = number_folders(root)?;
+    let PageScan {
+        count,
+        postings,
+        pages,
+        sub_pages,
+        page_hashes: mut build_hasher,
+        corpus_bytes,
+    } = scan_pages(root, &numbers)?;
+    build_hasher.extend_from_slice(&serde_json::to_vec(&projects)?);
+    let build_id = hash(&build_hasher);
+
+    let mut keys: Vec<u32> = postings.keys().copied().collect();
+    keys.sort_unstable();
+    let mut grams = GramsWriter::default();
+    let mut lists = Vec::new();
+    for key in &keys {
+        let start = lists.len() as u64;
+        encode_postings(&postings[key], count, &mut lists);
+        grams.push(*key, start, (lists.len() as u64 - start) as u32);
+    }
+    drop(postings);
+
+    write_atomic(&dir.join(POSTINGS_FILE), &lists)?;
+    write_atomic(&dir.join(GRAMS_FILE), &grams.finish(build_id))?;
+    write_atomic(&dir.join(PAGES_FILE), &pages.finish(build_id))?;
+    for (n, mut pages) in sub_pages.into_iter().enumerate() {
+        pages.sort_by(|a, b| a.id.cmp(&b.id));
+        let sub = SubFile { build_id, pages };
+        write_atomic(&sub_dir.join(format!("{n}.bin")), &encode(&sub)?)?;
+    }
+    let nav = NavFile {
+        build_id,
+        stamp_ns: mtime_ns(&dir.join(GRAMS_FILE)),
+        pages: count,
+        root: dir_record(root.path(), 0)?,
+        projects,
+    };
+    write_atomic(&dir.join(NAV_FILE), &encode(&nav)?)?;
+
+    Ok(IndexSummary {
+        pages: count as usize,
+        keys: keys.len(),
+        bytes: dir_size(&dir)?,
+        corpus_bytes,
+    })
+}
+
+/// Every project and subproject as the index records them, and each subproject's number:
+/// subprojects are numbered in (project, subproject) order.
+fn number_folders(root: &ContentRoot) -> Result<(Vec<IndexedProject>, Numbers), ContentError> {
     let mut projects = Vec::new();
-    let mut numbers: HashMap<(String, String), u32> = HashMap::new();
-    let mut sub_pages: Vec<Vec<IndexedPage>> = Vec::new();
+    let mut numbers = HashMap::new();
     for p in root.projects()? {
         let pdir = root.path().join(&p.id);
         let mut subprojects = Vec::new();
         for s in root.subprojects(&p.id)?.unwrap_or_default() {
-            let number = u32::try_from(sub_pages.len()).unwrap_or(u32::MAX);
+            let number = u32::try_from(numbers.len()).unwrap_or(u32::MAX);
             numbers.insert((p.id.clone(), s.id.clone()), number);
-            sub_pages.push(Vec::new());
             subprojects.push(IndexedSubproject {
                 dir: dir_record(&pdir.join(&s.id), 2)?,
                 id: s.id,
@@ -402,13 +450,39 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
             subprojects,
         });
     }
+    Ok((projects, numbers))
+}
 
+/// Each subproject's number, by `(project, subproject)`.
+type Numbers = HashMap<(String, String), u32>;
+
+/// What one pass over every page file gathers for the index.
+struct PageScan {
+    /// Pages read (numbered 0.. in path order).
+    count: u32,
+    /// Key -> the numbers of the pages holding it, ascending.
+    postings: HashMap<u32, Vec<u32>>,
+    /// The page table being written.
+    pages: PagesWriter,
+    /// Each subproject's page records, by subproject number.
+    sub_pages: Vec<Vec<IndexedPage>>,
+    /// Every page's hash in order: part of the build's id.
+    page_hashes: Vec<u8>,
+    /// Bytes of the page files.
+    corpus_bytes: u64,
+}
+
+/// Reads every page once, in search (path) order.
+fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, ContentError> {
     let paths = root.all_page_paths()?;
-    let mut postings: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut pages = PagesWriter::default();
-    let mut build_hasher = Vec::with_capacity(paths.len() * 8);
-    let mut corpus_bytes = 0u64;
-    let mut number = 0u32;
+    let mut scan = PageScan {
+        count: 0,
+        postings: HashMap::new(),
+        pages: PagesWriter::default(),
+        sub_pages: vec![Vec::new(); numbers.len()],
+        page_hashes: Vec::with_capacity(paths.len() * 8),
+        corpus_bytes: 0,
+    };
     for (p, s, id) in &paths {
         // A page removed while building is left out, as the live scan would.
         let Some(raw) = root.raw(p, s, id)? else {
@@ -418,69 +492,25 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
             continue;
         };
         let page_hash = hash(&raw);
-        build_hasher.extend_from_slice(&page_hash.to_le_bytes());
-        corpus_bytes += raw.len() as u64;
+        scan.page_hashes.extend_from_slice(&page_hash.to_le_bytes());
+        scan.corpus_bytes += raw.len() as u64;
         for key in keys_of(fold(&page_text(&raw)).as_bytes()) {
-            postings.entry(key).or_default().push(number);
+            scan.postings.entry(key).or_default().push(scan.count);
         }
         let parsed = parse_page(id, &raw);
-        pages.push(sub, id, &parsed.title, &raw)?;
-        sub_pages[sub as usize].push(IndexedPage {
+        scan.pages.push(sub, id, &parsed.title, &raw)?;
+        scan.sub_pages[sub as usize].push(IndexedPage {
             id: id.clone(),
             title: parsed.title,
             summary: parsed.summary,
-            number,
+            number: scan.count,
             size: raw.len() as u64,
             hash: page_hash,
             optional: parsed.frontmatter.llms_optional,
         });
-        number += 1;
+        scan.count += 1;
     }
-    let nav_json_projects = serde_json::to_vec(&projects)?;
-    build_hasher.extend_from_slice(&nav_json_projects);
-    let build_id = hash(&build_hasher);
-
-    let mut keys: Vec<u32> = postings.keys().copied().collect();
-    keys.sort_unstable();
-    let mut grams = GramsWriter::default();
-    let mut lists = Vec::new();
-    for key in &keys {
-        let start = lists.len() as u64;
-        encode_postings(&postings[key], number, &mut lists);
-        grams.push(*key, start, (lists.len() as u64 - start) as u32);
-    }
-    drop(postings);
-
-    write_atomic(&dir.join(POSTINGS_FILE), &lists)?;
-    write_atomic(&dir.join(GRAMS_FILE), &grams.finish(build_id))?;
-    write_atomic(&dir.join(PAGES_FILE), &pages.finish(build_id))?;
-    for (n, list) in sub_pages.into_iter().enumerate() {
-        let sub = SubFile {
-            build_id,
-            pages: {
-                let mut list = list;
-                list.sort_by(|a, b| a.id.cmp(&b.id));
-                list
-            },
-        };
-        write_atomic(&sub_dir.join(format!("{n}.bin")), &encode(&sub)?)?;
-    }
-    let nav = NavFile {
-        build_id,
-        stamp_ns: mtime_ns(&dir.join(GRAMS_FILE)),
-        pages: number,
-        root: dir_record(root.path(), 0)?,
-        projects,
-    };
-    write_atomic(&dir.join(NAV_FILE), &encode(&nav)?)?;
-
-    let bytes = dir_size(&dir)?;
-    Ok(IndexSummary {
-        pages: number as usize,
-        keys: keys.len(),
-        bytes,
-        corpus_bytes,
-    })
+    Ok(scan)
 }
 
 fn dir_size(dir: &Path) -> Result<u64, ContentError> {
