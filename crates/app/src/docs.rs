@@ -10,7 +10,7 @@
 //! | `/<p>/` | card list of subprojects; 404 when there are none |
 //! | `/<p>/<s>` | 301 to `/docs/<p>/<s>/` when the subproject exists |
 //! | `/<p>/<s>/` | its `index.md` as a document, else a card list of pages; 404 when none |
-//! | `/<p>/<s>/<page>` | the page (`?format=raw`, or an `Accept` preferring `text/markdown`: the markdown as `text/markdown`, see [`crate::llms`]) |
+//! | `/<p>/<s>/<page>` | the page (`?format=raw`, or an `Accept` preferring `text/markdown`: the markdown as `text/markdown`, see [`crate::negotiate`]) |
 //! | `/<p>/<s>/<page>.md` | the page's markdown twin: its bytes, as `/api/raw` gives them |
 //! | `/<p>/<s>/<page>/` | 301 to `/docs/<p>/<s>/<page>` when it exists |
 //! | `/<p>/<s>/index` | 301 to `/docs/<p>/<s>/` (its raw form stays at `?format=raw`) |
@@ -180,12 +180,12 @@ pub fn handle(config: &SiteConfig, req: &Request<'_>) -> Response {
 }
 
 /// Answers a request with its `Accept` header: a page's URL answers its markdown twin when
-/// [`crate::llms::prefers_markdown`], and says `Vary: Accept` either way.
+/// [`crate::negotiate::prefers_markdown`], and says `Vary: Accept` either way.
 pub fn handle_accepting(config: &SiteConfig, req: &Request<'_>, accept: Option<&str>) -> Response {
     if let Some(refused) = gate(config, req) {
         return refused;
     }
-    let markdown = accept.is_some_and(crate::llms::prefers_markdown);
+    let markdown = accept.is_some_and(crate::negotiate::prefers_markdown);
     let res = match respond(config, req, markdown) {
         Ok(res) => res,
         Err(e) => text_response(500, &e.to_string()),

@@ -5,7 +5,8 @@
 //! - [`api`]: `/api/...`, the JSON manifests, raw pages, search and the latest report (the api
 //!   component; `/api/health` takes the host's readings);
 //! - [`docs`]: `/docs/...`, the rendered site (the docs component);
-//! - [`llms`]: `/llms.txt` and `/llms-full.txt` (the docs component too).
+//! - [`llms`]: `/llms.txt` and `/llms-full.txt` (the docs component too);
+//! - [`negotiate`]: whether an `Accept` header prefers a page's markdown to its HTML.
 //!
 //! Each reads the content through [`dochub_index::Source::read`], which asks the prebuilt
 //! index and falls back to the live tree; none of them knows which catalog answered. The
@@ -16,3 +17,4 @@
 pub mod api;
 pub mod docs;
 pub mod llms;
+pub mod negotiate;

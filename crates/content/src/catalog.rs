@@ -1,5 +1,5 @@
-//! What every reader asks of the content: the [`Catalog`] trait, and the content model it
-//! answers in ([`Project`], [`SubprojectSummary`], [`PageSummary`], [`ProjectOutline`]).
+//! What every reader asks of the content: the [`Catalog`] trait, answering in the content
+//! model ([`crate::model`]).
 //!
 //! There are two catalogs: the live tree ([`ContentRoot`], which reads the folders and page
 //! files on every call) and the prebuilt index (`dochub_index::IndexCatalog`), which answers from
@@ -8,16 +8,16 @@
 //! half-way, it returns [`CatalogError::Stale`], and the caller that picked the catalog runs the
 //! same reader again on the live tree. No reader ever sees which catalog it has.
 
-use std::io::Write;
-
 use chrono::{DateTime, Utc};
 
 use crate::error::ContentError;
-use crate::llms::{FullText, LlmsError, Outline, OutlineProject, OutlineSubproject, SiteIntro};
+use crate::llms::{FullText, Outline, OutlineProject, OutlineSubproject, SiteIntro};
 use crate::manifest::to_json;
+use crate::model::Page;
+use crate::model::{PageSource, PageSummary, Project, ProjectOutline, SubprojectSummary};
 use crate::report::Report;
 use crate::search::SearchResults;
-use crate::tree::{ContentRoot, Page, Project};
+use crate::tree::ContentRoot;
 
 /// Why a catalog gave no answer.
 #[derive(Debug, thiserror::Error)]
@@ -44,73 +44,6 @@ pub trait ReadError: From<CatalogError> {
 impl ReadError for CatalogError {
     fn catalog(&self) -> Option<&CatalogError> {
         Some(self)
-    }
-}
-
-/// A project's name and its subprojects' names: what the docs sidebar shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProjectOutline {
-    /// Folder name.
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// Its subprojects' ids and display names, sorted by id.
-    pub subprojects: Vec<(String, String)>,
-}
-
-/// A subproject as a card or a manifest lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SubprojectSummary {
-    /// Folder name.
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// Description.
-    pub description: String,
-    /// Number of pages.
-    pub doc_count: usize,
-}
-
-/// A page as a listing shows it, with what its catalog needs to read it back
-/// ([`Catalog::page_text`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageSummary {
-    /// File name without `.md`.
-    pub id: String,
-    /// Title, with fallbacks.
-    pub title: String,
-    /// Summary or `""`.
-    pub summary: String,
-    /// Frontmatter `llms: optional`.
-    pub optional: bool,
-    /// Where the page's bytes come from.
-    pub source: PageSource,
-}
-
-/// How a listed page is read back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PageSource {
-    /// The live tree read the file to list it: these are its bytes.
-    Read(Vec<u8>),
-    /// The index recorded the file's size and hash: it is read again and compared.
-    Recorded {
-        /// File size in bytes.
-        size: u64,
-        /// Hash of the file's bytes.
-        hash: u64,
-    },
-}
-
-impl PageSummary {
-    /// The summary of a page read from the tree.
-    pub fn of_page(page: Page) -> PageSummary {
-        PageSummary {
-            id: page.id,
-            title: page.parsed.title,
-            summary: page.parsed.summary,
-            optional: page.parsed.frontmatter.llms_optional,
-            source: PageSource::Read(page.raw),
-        }
     }
 }
 
@@ -339,41 +272,5 @@ impl Catalog for ContentRoot {
             intro: self.site_intro()?,
             project: project.map(str::to_owned),
         })
-    }
-}
-
-/// Byte ranges of one file, copied out in order: a prebuilt answer found current.
-#[derive(Debug, Clone)]
-pub struct FileRanges {
-    /// The file.
-    pub path: std::path::PathBuf,
-    /// `(start, end)` byte ranges to send, in order.
-    pub ranges: Vec<(u64, u64)>,
-}
-
-impl FileRanges {
-    /// Copies the ranges into `out`, a block at a time; a file shorter than its ranges is an
-    /// error, so the caller never ends a body as if it were whole.
-    pub fn write_to(&self, out: &mut dyn Write) -> Result<u64, LlmsError> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut file =
-            std::fs::File::open(&self.path).map_err(|e| ContentError::io(&self.path, e))?;
-        let mut copied = 0;
-        for &(start, end) in &self.ranges {
-            file.seek(SeekFrom::Start(start))
-                .map_err(|e| ContentError::io(&self.path, e))?;
-            let want = end.saturating_sub(start);
-            let n = std::io::copy(&mut (&mut file).take(want), &mut *out)?;
-            if n != want {
-                return Err(ContentError::io(
-                    &self.path,
-                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "shorter than recorded"),
-                )
-                .into());
-            }
-            copied += n;
-        }
-        out.flush()?;
-        Ok(copied)
     }
 }

@@ -7,9 +7,10 @@ use std::fmt;
 use std::path::Path;
 
 use crate::error::ContentError;
+use crate::model::{Page, Subproject};
 use crate::report::is_report_name;
 use crate::segment::is_valid_id;
-use crate::tree::{ContentRoot, PROJECT_META, Page, REPORTS_DIR, SUBPROJECT_META, Subproject};
+use crate::tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};
 use crate::yaml::yaml_error_line;
 
 /// How serious a finding is.

@@ -41,16 +41,14 @@ mod frontmatter;
 pub mod fsio;
 pub mod llms;
 mod manifest;
+mod model;
 mod report;
 mod search;
 mod segment;
 mod tree;
 mod yaml;
 
-pub use catalog::{
-    Catalog, CatalogError, FileRanges, ManifestName, PageSource, PageSummary, ProjectOutline,
-    ReadError, SubprojectSummary,
-};
+pub use catalog::{Catalog, CatalogError, ManifestName, ReadError};
 pub use check::{Diagnostic, Severity};
 pub use error::ContentError;
 pub use frontmatter::{
@@ -61,13 +59,14 @@ pub use manifest::{
     DocumentEntry, MasterManifest, Named, ProjectEntry, ProjectManifest, SubprojectEntry,
     SubprojectManifest, encode_segment, raw_url, to_json,
 };
+pub use model::{
+    Page, PageSource, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject,
+    SubprojectSummary,
+};
 pub use report::{Report, is_report_name};
 pub use search::{
     EXCERPT_CHARS, MAX_RESULTS, MIN_QUERY_CHARS, Query, SearchHit, SearchResults, excerpt, fold,
     page_hit,
 };
 pub use segment::{MAX_ID_BYTES, is_valid_id};
-pub use tree::{
-    ContentRoot, PROJECT_META, Page, Project, REPORTS_DIR, SUBPROJECT_META, SchemaCoverage,
-    Subproject,
-};
+pub use tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};

@@ -42,9 +42,9 @@
 
 use std::io::Write;
 
-use crate::catalog::{FileRanges, PageSummary};
 use crate::error::ContentError;
 use crate::manifest::encode_segment;
+use crate::model::PageSummary;
 use crate::tree::ContentRoot;
 
 /// Site name when there is no `_master/index.md`.
@@ -300,6 +300,42 @@ impl FullText {
             } => write_full(root, intro, project.as_deref(), out).map(drop),
             FullText::Prebuilt(ranges) => ranges.write_to(out).map(drop),
         }
+    }
+}
+
+/// Byte ranges of one file, copied out in order: a prebuilt answer found current.
+#[derive(Debug, Clone)]
+pub struct FileRanges {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// `(start, end)` byte ranges to send, in order.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+impl FileRanges {
+    /// Copies the ranges into `out`, a block at a time; a file shorter than its ranges is an
+    /// error, so the caller never ends a body as if it were whole.
+    pub fn write_to(&self, out: &mut dyn Write) -> Result<u64, LlmsError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file =
+            std::fs::File::open(&self.path).map_err(|e| ContentError::io(&self.path, e))?;
+        let mut copied = 0;
+        for &(start, end) in &self.ranges {
+            file.seek(SeekFrom::Start(start))
+                .map_err(|e| ContentError::io(&self.path, e))?;
+            let want = end.saturating_sub(start);
+            let n = std::io::copy(&mut (&mut file).take(want), &mut *out)?;
+            if n != want {
+                return Err(ContentError::io(
+                    &self.path,
+                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "shorter than recorded"),
+                )
+                .into());
+            }
+            copied += n;
+        }
+        out.flush()?;
+        Ok(copied)
     }
 }
 

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ContentError;
 use crate::frontmatter::Reference;
-use crate::tree::{ContentRoot, SchemaCoverage};
+use crate::model::SchemaCoverage;
+use crate::tree::ContentRoot;
 
 /// The master manifest (`GET /api/manifest`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

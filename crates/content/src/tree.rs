@@ -3,12 +3,10 @@
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-use crate::catalog::ProjectOutline;
 use crate::error::ContentError;
-use crate::frontmatter::{ParsedPage, parse_page};
+use crate::frontmatter::parse_page;
 use crate::fsio::{Kind, list, read_file};
+use crate::model::{Page, Project, ProjectOutline, SchemaCoverage, Subproject};
 use crate::segment::is_valid_id;
 use crate::yaml::{parse_yaml, str_field};
 
@@ -24,129 +22,6 @@ pub const SUBPROJECT_META: &str = "_subproject.yaml";
 #[derive(Debug, Clone)]
 pub struct ContentRoot {
     root: PathBuf,
-}
-
-/// A project: a directory under the root whose name does not start with `_`
-/// or `.`, other than `reports`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Project {
-    /// Directory name.
-    pub id: String,
-    /// `name` from `_project.yaml`, else the id.
-    pub name: String,
-    /// `description` from `_project.yaml`, else `""`.
-    pub description: String,
-    /// Number of subprojects.
-    pub subproject_count: usize,
-    /// Number of pages across its subprojects.
-    pub doc_count: usize,
-    /// Why `_project.yaml` could not be read, if it could not.
-    pub meta_error: Option<String>,
-}
-
-/// The eight `schema_coverage` booleans of a subproject, as written in
-/// `_subproject.yaml` (missing keys are `false`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SchemaCoverage {
-    /// The subproject's purpose is documented.
-    pub purpose: bool,
-    /// Its architecture is documented.
-    pub architecture: bool,
-    /// Its variables / configuration are documented.
-    pub variables: bool,
-    /// Its API endpoints are documented.
-    pub api_endpoints: bool,
-    /// Its handshakes (protocols with other parts) are documented.
-    pub handshakes: bool,
-    /// Its data model is documented.
-    pub data_model: bool,
-    /// Its dependencies are documented.
-    pub dependencies: bool,
-    /// Its status is documented.
-    pub status: bool,
-}
-
-impl SchemaCoverage {
-    /// The keys, in the order of the spec.
-    pub const KEYS: [&'static str; 8] = [
-        "purpose",
-        "architecture",
-        "variables",
-        "api_endpoints",
-        "handshakes",
-        "data_model",
-        "dependencies",
-        "status",
-    ];
-
-    fn slot(&mut self, key: &str) -> Option<&mut bool> {
-        Some(match key {
-            "purpose" => &mut self.purpose,
-            "architecture" => &mut self.architecture,
-            "variables" => &mut self.variables,
-            "api_endpoints" => &mut self.api_endpoints,
-            "handshakes" => &mut self.handshakes,
-            "data_model" => &mut self.data_model,
-            "dependencies" => &mut self.dependencies,
-            "status" => &mut self.status,
-            _ => return None,
-        })
-    }
-}
-
-/// A subproject: a directory inside a project whose name does not start with `_` or `.`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Subproject {
-    /// The project's id.
-    pub project: String,
-    /// Directory name.
-    pub id: String,
-    /// `name` from `_subproject.yaml`, else the id.
-    pub name: String,
-    /// `description` from `_subproject.yaml`, else `""`.
-    pub description: String,
-    /// Number of pages.
-    pub doc_count: usize,
-    /// `schema_coverage` from `_subproject.yaml`.
-    pub schema_coverage: SchemaCoverage,
-    /// Why `_subproject.yaml` could not be read, if it could not.
-    pub meta_error: Option<String>,
-    /// Problems with single fields of `_subproject.yaml`.
-    pub meta_warnings: Vec<String>,
-}
-
-/// One page: `<project>/<subproject>/<id>.md`, read and parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Page {
-    /// The project's id.
-    pub project: String,
-    /// The subproject's id.
-    pub subproject: String,
-    /// File name without `.md`.
-    pub id: String,
-    /// The file's bytes, frontmatter included, exactly as on disk.
-    pub raw: Vec<u8>,
-    /// Frontmatter, body and resolved title and summary.
-    pub parsed: ParsedPage,
-}
-
-impl Page {
-    /// Resolved title (frontmatter, first `# ` heading, or id).
-    pub fn title(&self) -> &str {
-        &self.parsed.title
-    }
-    /// Frontmatter summary or `""`.
-    pub fn summary(&self) -> &str {
-        &self.parsed.summary
-    }
-    /// Markdown after the frontmatter.
-    pub fn body(&self) -> &str {
-        &self.parsed.body
-    }
-    /// `<project>/<subproject>/<id>`.
-    pub fn path(&self) -> String {
-        format!("{}/{}/{}", self.project, self.subproject, self.id)
-    }
 }
 
 /// Meta from `_project.yaml` / `_subproject.yaml`.

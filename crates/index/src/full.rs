@@ -3,11 +3,12 @@
 
 use std::io::Write;
 
+use dochub_content::CatalogError;
 use dochub_content::ContentError;
 use dochub_content::ContentRoot;
 use dochub_content::fsio::read_file;
+use dochub_content::llms::FileRanges;
 use dochub_content::llms::{LlmsError, header, write_project};
-use dochub_content::{CatalogError, FileRanges};
 
 /// The prebuilt `/llms-full.txt` in the build directory (written by `dochub build`).
 pub const PREBUILT_FULL: &str = "llms-full.txt";
