@@ -196,6 +196,27 @@ fn prebuilt_and_missing_roots() {
     }
 }
 
+#[test]
+fn a_build_without_its_manifests_is_answered_from_the_tree_with_a_warning() {
+    // `dochub build` writes manifest.json last: an index without it is a build being written.
+    let mut c = config("development", "");
+    let build = tempfile::tempdir().unwrap();
+    let root = dochub_content::ContentRoot::open(&c.source.content_dir).unwrap();
+    write_build(&root, build.path(), Utc::now()).unwrap();
+    std::fs::remove_file(build.path().join("manifest.json")).unwrap();
+    c.source.build = BuildMode::Auto(build.path().to_path_buf());
+    let res = get(&c, "/manifest/alpha", "", None);
+    assert_eq!(res.status, 200);
+    let warning = res.warning.clone().unwrap_or_default();
+    assert!(warning.contains("being written"), "{warning:?}");
+    let live = get(&config("development", ""), "/manifest/alpha", "", None);
+    assert_eq!(res.body, live.body);
+    // A raw page never needs the build, so a missing one is no error even when required.
+    c.source.build = BuildMode::Required("/no/such/build".into());
+    assert_eq!(get(&c, "/raw/alpha/guide/install", "", None).status, 200);
+    assert_eq!(get(&c, "/manifest", "", None).status, 500);
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {

@@ -171,12 +171,7 @@ impl Catalog for ContentRoot {
         };
         let subprojects = subprojects
             .into_iter()
-            .map(|s| SubprojectSummary {
-                id: s.id,
-                name: s.name,
-                description: s.description,
-                doc_count: s.doc_count,
-            })
+            .map(SubprojectSummary::from)
             .collect();
         Ok(Some((project, subprojects)))
     }
@@ -192,13 +187,7 @@ impl Catalog for ContentRoot {
         ) else {
             return Ok(None);
         };
-        let summary = SubprojectSummary {
-            id: s.id,
-            name: s.name,
-            description: s.description,
-            doc_count: s.doc_count,
-        };
-        Ok(Some((p, summary)))
+        Ok(Some((p, s.into())))
     }
 
     fn pages(&self, project: &str, subproject: &str) -> Result<Vec<PageSummary>, CatalogError> {
@@ -216,8 +205,11 @@ impl Catalog for ContentRoot {
     ) -> Result<Vec<u8>, CatalogError> {
         match &page.source {
             PageSource::Read(raw) => Ok(raw.clone()),
+            // Only the index lists pages this way; read it, and never answer a gone page empty.
             PageSource::Recorded { .. } => {
-                Ok(self.raw(project, subproject, &page.id)?.unwrap_or_default())
+                self.raw(project, subproject, &page.id)?.ok_or_else(|| {
+                    CatalogError::Stale(format!("{project}/{subproject}/{} is gone", page.id))
+                })
             }
         }
     }
@@ -231,17 +223,12 @@ impl Catalog for ContentRoot {
         name: ManifestName<'_>,
         now: DateTime<Utc>,
     ) -> Result<Option<Vec<u8>>, CatalogError> {
-        Ok(match name {
-            ManifestName::Master => Some(to_json(&self.master_manifest(now)?)?),
-            ManifestName::Project(p) => match self.project_manifest(p)? {
-                Some(m) => Some(to_json(&m)?),
-                None => None,
-            },
-            ManifestName::Subproject(p, s) => match self.subproject_manifest(p, s)? {
-                Some(m) => Some(to_json(&m)?),
-                None => None,
-            },
-        })
+        let json = match name {
+            ManifestName::Master => Some(to_json(&self.master_manifest(now)?)),
+            ManifestName::Project(p) => self.project_manifest(p)?.map(|m| to_json(&m)),
+            ManifestName::Subproject(p, s) => self.subproject_manifest(p, s)?.map(|m| to_json(&m)),
+        };
+        Ok(json.transpose()?)
     }
 
     fn llms_outline(&self) -> Result<Outline, CatalogError> {

@@ -195,3 +195,14 @@ impl PageSummary {
         }
     }
 }
+
+impl From<Subproject> for SubprojectSummary {
+    fn from(s: Subproject) -> SubprojectSummary {
+        SubprojectSummary {
+            id: s.id,
+            name: s.name,
+            description: s.description,
+            doc_count: s.doc_count,
+        }
+    }
+}

@@ -241,7 +241,8 @@ impl Catalog for IndexCatalog<'_> {
     }
 
     fn search(&self, query: &str) -> Result<SearchResults, CatalogError> {
-        self.index()?.search(self.root, query)
+        let index = self.index()?;
+        index.search_once(self.root, query, &mut self.checked.borrow_mut())
     }
 
     fn manifest(

@@ -816,6 +816,16 @@ impl Index {
     /// Searches through the index; the same answer as [`ContentRoot::search`] when fresh.
     /// A query under the minimum length is [`ContentError::QueryTooShort`], as live.
     pub fn search(&self, root: &ContentRoot, query: &str) -> Result<SearchResults, CatalogError> {
+        self.search_once(root, query, &mut Checked::default())
+    }
+
+    /// [`Index::search`], checking only the folders `checked` does not hold yet.
+    pub(crate) fn search_once(
+        &self,
+        root: &ContentRoot,
+        query: &str,
+        checked: &mut Checked,
+    ) -> Result<SearchResults, CatalogError> {
         let q = Query::new(query)?;
         let Some(candidates) = self.candidates(q.folded().as_bytes())? else {
             return Err(rebuilding());
@@ -854,7 +864,7 @@ impl Index {
             Some(last) if results.len() == MAX_RESULTS => Scope::Through(&last.path),
             _ => Scope::Everything,
         };
-        self.check(root, scope)?;
+        self.check_once(root, scope, checked)?;
         Ok(SearchResults {
             query: query.to_owned(),
             results,
