@@ -267,9 +267,16 @@ pub struct AppBuilder {
     runtime_config: Option<PathBuf>,
     undeclared: Vec<String>,
     direct_mounts: bool,
+    request_timeout: Option<std::time::Duration>,
 }
 
 impl AppBuilder {
+    /// The in-process host's request deadline (`--request-timeout`); Spin has none.
+    pub fn request_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
     /// Serves this content tree instead of the bundled `content/` (every component's mount of
     /// `content`, or of a folder inside it, is redirected into this tree).
     pub fn content(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -340,7 +347,12 @@ impl AppBuilder {
             runtime_config: self.runtime_config.clone(),
             variables: self.variables.clone(),
             env: Vec::new(),
-            limits: dochub_host::Limits::default(),
+            limits: dochub_host::Limits {
+                request_timeout: self
+                    .request_timeout
+                    .or(dochub_host::Limits::default().request_timeout),
+                ..dochub_host::Limits::default()
+            },
             direct_mounts: self.direct_mounts,
         })
         .await?;

@@ -14,7 +14,8 @@
 //!
 //! It also defends itself where Spin v4.0.2 does not ([`limits`]): a header-read (and idle
 //! keep-alive) timeout, a cap on connections with a back-off after failed accepts, a deadline
-//! per request (epoch interruption; `504`), a memory limit per instance, a connect timeout for
+//! per request that stops stuck components but not waiting ones (epoch interruption; `504`),
+//! a memory limit per instance, a connect timeout for
 //! PostgreSQL, and a shutdown on SIGINT/SIGTERM that finishes the requests in flight. None of
 //! these changes what a component sees while it keeps within them.
 //!
@@ -35,6 +36,7 @@
 mod app;
 mod bindings;
 mod build;
+mod deadline;
 pub mod kv;
 pub mod limits;
 pub mod manifest;

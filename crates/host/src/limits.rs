@@ -19,9 +19,12 @@
 //!   to 1 s) rather than retrying at once or stopping.
 //! - `crates/core/src/lib.rs` turns on epoch interruption with a 10 ms tick, and
 //!   `crates/core/src/store.rs` sets the deadline to `u64::MAX / 2`: no request ever reaches it
-//!   (`Store::set_deadline` is only used by tests). The request deadline here is this host's own
-//!   (the 30 s default is Akamai Functions' per-request limit). Tests that rely on it skip under
-//!   `SPIN_BIN`.
+//!   (`Store::set_deadline` is only used by tests), and nothing else ends a request, so a long
+//!   poll or an event stream runs as long as its component likes. The request deadline here is
+//!   this host's own (the 30 s default is Akamai Functions' per-request limit), and it stops
+//!   components that are stuck, not ones that wait on purpose: wall-clock until the response is
+//!   set (`504`), then only a body that stops moving or guest code that has run for the whole
+//!   timeout (see the `deadline` module). Tests that rely on it skip under `SPIN_BIN`.
 //! - Memory: Spin's pooling allocator allows 4 GiB per memory; `spin up --max-instance-memory
 //!   <bytes>` (or `SPIN_MAX_INSTANCE_MEMORY`) limits it per instance. This host takes the same
 //!   flag, in the same unit. The default is sized from the components: on the bundled content,
@@ -57,8 +60,8 @@ pub struct Limits {
     /// opens or finished its previous response (so it is the idle keep-alive timeout too);
     /// `None`: no limit.
     pub header_read_timeout: Option<Duration>,
-    /// How long a request may run, from its head to the end of its component's work; `None`:
-    /// no limit. A request that runs out gets `504` when no response was started.
+    /// How long a component may take to set its response (then `504`), and afterwards how
+    /// long its body may go without sending a byte, or its code run in all; `None`: no limit.
     pub request_timeout: Option<Duration>,
     /// Linear memory one instance may grow to, in bytes.
     pub max_instance_memory: usize,

@@ -43,7 +43,8 @@ struct Args {
     /// response (also the idle keep-alive timeout); 0: none.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     header_read_timeout: Duration,
-    /// Time a request may run before it is cut off (504 when no response was started); 0: none.
+    /// Time a component has to set its response (then 504), and then the longest its body may
+    /// send nothing, or its code run in all, before it is cut off; 0: none.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     request_timeout: Duration,
     /// Memory one instance may grow to, in bytes (as `spin up --max-instance-memory`).

@@ -15,13 +15,13 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot::error::RecvError;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 use wasmtime::{Store, Trap, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::app::App;
+use crate::deadline::Deadline;
 use crate::routes::RouteMatch;
 use crate::state::State;
 
@@ -221,7 +221,7 @@ async fn handle(
 enum HandleError {
     Client(StatusCode, String),
     Guest(anyhow::Error),
-    /// The request deadline passed before the component set a response.
+    /// The request deadline passed before the component set a response (see [`Deadline`]).
     OutOfTime,
     /// Spin answers nothing: the connection is closed.
     NoResponse(&'static str),
@@ -323,7 +323,10 @@ async fn run(
     req: Request<Incoming>,
     client: SocketAddr,
 ) -> Result<Response<HyperOutgoingBody>, HandleError> {
-    let deadline = app.limits.request_timeout.map(|t| Instant::now() + t);
+    let deadline = app
+        .limits
+        .request_timeout
+        .map(|t| Arc::new(Deadline::new(t)));
     let path = req.uri().path().to_string();
     let Some(route) = app.router.route(&path) else {
         return Err(HandleError::Client(
@@ -344,7 +347,7 @@ async fn run(
     )?;
     let mut store = Store::new(&app.engine, state);
     store.limiter(|s| &mut s.limits);
-    set_deadline(&mut store, deadline);
+    set_deadline(&mut store, deadline.as_ref());
     let (sender, receiver) = tokio::sync::oneshot::channel();
     let incoming = store
         .data_mut()
@@ -355,6 +358,7 @@ async fn run(
     let (component_id, logged_path) = (route.component.clone(), path.clone());
     // The guest may keep streaming the body after it has set the response, so it runs on its own,
     // until the deadline at most.
+    let guard = deadline.clone();
     let task = tokio::spawn(async move {
         let work = async {
             let proxy = pre.instantiate_async(&mut store).await?;
@@ -363,11 +367,11 @@ async fn run(
                 .call_handle(&mut store, incoming, out)
                 .await
         };
-        let end = match deadline {
-            Some(deadline) => match tokio::time::timeout_at(deadline, work).await {
-                Ok(result) => GuestEnd::from_result(result),
+        let end = match guard {
+            Some(deadline) => match deadline.guard(work).await {
+                Some(result) => GuestEnd::from_result(result),
                 // Stuck in a host call (a database that never answers) past the deadline.
-                Err(_) => GuestEnd::OutOfTime,
+                None => GuestEnd::OutOfTime,
             },
             None => GuestEnd::from_result(work.await),
         };
@@ -378,11 +382,20 @@ async fn run(
         end
     });
     // `None`: the deadline passed first (the guest task ends itself at the same deadline).
-    let answered = match deadline {
-        Some(deadline) => tokio::time::timeout_at(deadline, receiver).await.ok(),
+    let answered = match &deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline.answer_by(), receiver)
+            .await
+            .ok(),
         None => Some(receiver.await),
     };
-    settle(&app, &route.component, &path, answered, task).await
+    let response = settle(&app, &route.component, &path, answered, task).await?;
+    Ok(match deadline {
+        Some(deadline) => {
+            deadline.answered();
+            response.map(|body| deadline.watch(body))
+        }
+        None => response,
+    })
 }
 
 /// The response, or why there is none: the guest answered with an error, ran out of time, or
@@ -443,13 +456,13 @@ impl GuestEnd {
 }
 
 /// Every epoch tick, guest code yields to the runtime (so a loop cannot hold a worker thread)
-/// and, once `deadline` has passed, traps.
-fn set_deadline(store: &mut Store<State>, deadline: Option<Instant>) {
+/// and, with a deadline, traps once it has passed ([`Deadline::arm`]).
+fn set_deadline(store: &mut Store<State>, deadline: Option<&Arc<Deadline>>) {
+    if let Some(deadline) = deadline {
+        return deadline.arm(store);
+    }
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(move |_| {
-        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-            return Ok(UpdateDeadline::Interrupt);
-        }
         Ok(UpdateDeadline::YieldCustom(
             1,
             Box::pin(tokio::task::yield_now()),
