@@ -1139,3 +1139,483 @@ async fn bounded_answers(backend: Backend) {
     assert_eq!(received, sent);
     app.stop().await;
 }
+
+on_both!(
+    exact_cap,
+    the_unread_cap_holds_exactly_against_racing_senders_on_sqlite,
+    the_unread_cap_holds_exactly_against_racing_senders_on_postgres
+);
+
+/// 40 senders race for an inbox capped at 5: exactly 5 are stored (201), every other send is
+/// refused (507), and the inbox holds 5.
+async fn exact_cap(backend: Backend) {
+    let app = backend
+        .app()
+        .variable("hub_max_unread", "5")
+        .start()
+        .await
+        .unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let target = unique("capped");
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let (c, base, target) = (c.clone(), base.clone(), target.clone());
+            tokio::spawn(async move {
+                let res = c
+                    .post(format!("{base}/api/send"))
+                    .json(&json!({"from": format!("racer{i}"), "to": target, "body": "m"}))
+                    .send()
+                    .await
+                    .unwrap();
+                res.status()
+            })
+        })
+        .collect();
+    let mut statuses = BTreeMap::new();
+    for t in tasks {
+        *statuses.entry(t.await.unwrap().as_u16()).or_insert(0) += 1;
+    }
+    assert_eq!(statuses, BTreeMap::from([(201, 5), (507, 35)]));
+    assert_eq!(inbox(&c, &base, &target, "limit=500").await.len(), 5);
+    app.stop().await;
+}
+
+on_both!(
+    ordered_timestamps,
+    timestamps_never_go_back_in_id_order_on_sqlite,
+    timestamps_never_go_back_in_id_order_on_postgres
+);
+
+/// 8 senders × 50 messages at once: read in id order, the timestamps never decrease.
+async fn ordered_timestamps(backend: Backend) {
+    let app = backend.app().start().await.unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let target = unique("stamped");
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let (c, base, target) = (c.clone(), base.clone(), target.clone());
+            tokio::spawn(async move {
+                for n in 0..50 {
+                    send(&c, &base, &format!("s{i}"), &target, &n.to_string()).await;
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let got = drain(&c, &base, &target).await;
+    assert_eq!(got.len(), 400);
+    for pair in got.windows(2) {
+        assert!(pair[0]["id"].as_u64() < pair[1]["id"].as_u64());
+        // ISO 8601 with fixed width: text order is time order.
+        let (a, b) = (pair[0]["timestamp"].as_str(), pair[1]["timestamp"].as_str());
+        assert!(a <= b, "timestamp went back: {} then {}", pair[0], pair[1]);
+    }
+    app.stop().await;
+}
+
+on_both!(
+    machine_cap,
+    a_new_machine_beyond_hub_max_machines_is_507_on_sqlite,
+    a_new_machine_beyond_hub_max_machines_is_507_on_postgres
+);
+
+/// With `hub_max_machines = 2`, a third name (as sender or as recipient) is refused with 507;
+/// the two known machines go on.
+async fn machine_cap(backend: Backend) {
+    let app = backend
+        .app()
+        .variable("hub_max_machines", "2")
+        .start()
+        .await
+        .unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    send(&c, &base, "one", "two", "hello").await;
+    for (from, to) in [("three", "two"), ("one", "three")] {
+        let res = c
+            .post(app.url("/api/send"))
+            .json(&json!({"from": from, "to": to, "body": "x"}))
+            .send()
+            .await
+            .unwrap();
+        let (status, message) = error(res).await;
+        assert_eq!(status, StatusCode::INSUFFICIENT_STORAGE);
+        assert!(
+            message.contains("hub_max_machines") && message.contains("three"),
+            "{message}"
+        );
+    }
+    send(&c, &base, "two", "one", "still fine").await;
+    assert_eq!(bodies(&drain(&c, &base, "two").await), ["hello"]);
+    app.stop().await;
+}
+
+/// A SQLite database written by an earlier dochub (no clock row, rollback journal): the first
+/// send completes its set-up, ids go on, and the file is in write-ahead logging.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_older_sqlite_database_is_set_up_on_first_send() {
+    let state = tempfile::tempdir().unwrap();
+    let file = state.path().join("sqlite_db.db");
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode=DELETE;
+         CREATE TABLE hub_machines (name TEXT PRIMARY KEY, last_seen BIGINT NOT NULL);
+         CREATE TABLE hub_messages (machine TEXT NOT NULL, id BIGINT NOT NULL,
+           sender TEXT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL,
+           created BIGINT NOT NULL, PRIMARY KEY (machine, id));
+         CREATE TABLE hub_counter (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+         INSERT INTO hub_counter VALUES ('ids', 41);
+         CREATE TABLE hub_sends (sender TEXT NOT NULL, idem_key TEXT NOT NULL,
+           id BIGINT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL,
+           created BIGINT NOT NULL, PRIMARY KEY (sender, idem_key));",
+    )
+    .unwrap();
+    drop(conn);
+    let app = TestApp::builder()
+        .state_dir(state.path())
+        .start()
+        .await
+        .unwrap();
+    let c = Client::new();
+    let sent = send(&c, app.base_url(), "a", "b", "after the upgrade").await;
+    assert_eq!(sent["id"], 42);
+    assert_eq!(
+        bodies(&drain(&c, app.base_url(), "b").await),
+        ["after the upgrade"]
+    );
+    app.stop().await;
+    let mode: String = rusqlite::Connection::open(&file)
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+/// The JSON of a long-poll's answer (white space kept the connection checked while it waited).
+async fn waited(res: reqwest::Response) -> Value {
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let text = res.text().await.unwrap();
+    serde_json::from_str(text.trim_start()).unwrap_or_else(|e| panic!("{e}: {text:?}"))
+}
+
+on_both!(
+    long_poll,
+    a_long_poll_times_out_empty_or_wakes_on_a_send_on_sqlite,
+    a_long_poll_times_out_empty_or_wakes_on_a_send_on_postgres
+);
+
+/// `?wait=1` on an empty inbox answers an empty list after about a second; a waiter with
+/// `ack=true` is woken by a send and takes the message; bad waits are 400.
+async fn long_poll(backend: Backend) {
+    let app = backend.app().start().await.unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let m = unique("waiter");
+    let started = Instant::now();
+    let res = c
+        .get(format!("{base}/api/inbox/{m}?wait=1"))
+        .send()
+        .await
+        .unwrap();
+    let answer = waited(res).await;
+    let took = started.elapsed();
+    assert_eq!(answer, json!({"machine": m, "messages": []}));
+    assert!(
+        took >= std::time::Duration::from_millis(950) && took.as_secs() < 5,
+        "{took:?}"
+    );
+
+    let waiter = {
+        let (c, url) = (c.clone(), format!("{base}/api/inbox/{m}?wait=20&ack=true"));
+        tokio::spawn(async move { waited(c.get(url).send().await.unwrap()).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let sent = send(&c, &base, "poster", &m, "wake up").await;
+    let sent_at = Instant::now();
+    let answer = waiter.await.unwrap();
+    let woke = sent_at.elapsed();
+    assert_eq!(answer["messages"][0]["id"], sent["id"]);
+    assert_eq!(answer["messages"][0]["read"], true);
+    assert!(woke.as_secs() < 2, "woken {woke:?} after the send");
+    assert!(inbox(&c, &base, &m, "").await.is_empty(), "taken once");
+
+    // Messages already there: answered at once, with a length, like any read.
+    send(&c, &base, "poster", &m, "waiting already").await;
+    let res = c
+        .get(format!("{base}/api/inbox/{m}?wait=20"))
+        .send()
+        .await
+        .unwrap();
+    assert!(res.headers().contains_key("content-length"));
+    assert_eq!(
+        bodies(&waited(res).await["messages"].as_array().unwrap().clone()),
+        ["waiting already"]
+    );
+
+    for bad in ["-1", "soon", "1e3", ""] {
+        let res = c
+            .get(format!("{base}/api/inbox/{m}?wait={bad}"))
+            .send()
+            .await
+            .unwrap();
+        let (status, message) = error(res).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+        assert!(
+            message.contains("`wait` must be a number of seconds from 0 to 25"),
+            "{message}"
+        );
+    }
+    app.stop().await;
+}
+
+on_both!(
+    forty_waiters,
+    forty_waiters_each_get_exactly_their_message_on_sqlite,
+    forty_waiters_each_get_exactly_their_message_on_postgres
+);
+
+/// 40 machines wait at once; one message to each wakes each with exactly its own.
+async fn forty_waiters(backend: Backend) {
+    let app = backend.app().start().await.unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let machines: Vec<String> = (0..40).map(|i| unique(&format!("w{i}"))).collect();
+    let waiters: Vec<_> = machines
+        .iter()
+        .map(|m| {
+            let (c, url) = (c.clone(), format!("{base}/api/inbox/{m}?wait=20&ack=true"));
+            tokio::spawn(async move { waited(c.get(url).send().await.unwrap()).await })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    for m in &machines {
+        send(&c, &base, "dispatcher", m, &format!("for {m}")).await;
+    }
+    for (m, waiter) in machines.iter().zip(waiters) {
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(20), waiter)
+            .await
+            .expect("every waiter answers")
+            .unwrap();
+        assert_eq!(
+            bodies(answer["messages"].as_array().unwrap()),
+            [format!("for {m}")]
+        );
+    }
+    app.stop().await;
+}
+
+/// A waiter on one host is woken by a send through another host sharing the PostgreSQL hub.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiter_on_one_host_is_woken_by_a_send_on_another() {
+    let Some(db) = PgDb::create().await else {
+        return;
+    };
+    let backend = Backend::Postgres(db);
+    let one = backend.app().start().await.unwrap();
+    let two = backend.app().start().await.unwrap();
+    let c = Client::new();
+    let m = unique("far");
+    let waiter = {
+        let (c, url) = (
+            c.clone(),
+            one.url(&format!("/api/inbox/{m}?wait=20&ack=true")),
+        );
+        tokio::spawn(async move { waited(c.get(url).send().await.unwrap()).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let sent = send(&c, two.base_url(), "near", &m, "across").await;
+    let sent_at = Instant::now();
+    let answer = waiter.await.unwrap();
+    assert_eq!(answer["messages"][0]["id"], sent["id"]);
+    assert!(sent_at.elapsed().as_secs() < 2, "{:?}", sent_at.elapsed());
+    one.stop().await;
+    two.stop().await;
+}
+
+on_both!(
+    gone_waiter,
+    a_client_that_leaves_mid_wait_loses_nothing_on_sqlite,
+    a_client_that_leaves_mid_wait_loses_nothing_on_postgres
+);
+
+/// An acknowledging long-poll whose client hangs up while waiting takes nothing: a message
+/// sent after it left is still there for the next read.
+async fn gone_waiter(backend: Backend) {
+    let app = backend.app().start().await.unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let m = unique("leaver");
+    let addr = app.addr();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "GET /api/inbox/{m}?wait=6&ack=true HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut first = [0u8; 12];
+    stream.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(stream);
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    send(&c, &base, "poster", &m, "kept for later").await;
+    // Past the abandoned wait's end: had it gone on, it would have taken the message.
+    tokio::time::sleep(std::time::Duration::from_secs(6)).await;
+    assert_eq!(bodies(&drain(&c, &base, &m).await), ["kept for later"]);
+    app.stop().await;
+}
+
+/// Reads events from an open stream until `count` have come (or 15 s pass): `(id, body)`.
+async fn events(
+    res: &mut reqwest::Response,
+    count: usize,
+    text: &mut String,
+) -> Vec<(u64, String)> {
+    let deadline = Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let parsed: Vec<(u64, String)> = text
+            .split("\n\n")
+            .filter_map(|block| {
+                let id = block.lines().find_map(|l| l.strip_prefix("id: "))?;
+                let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+                let message: Value = serde_json::from_str(data).unwrap();
+                assert_eq!(message["id"].as_u64(), id.parse().ok(), "{block}");
+                assert_eq!(message["read"], false);
+                Some((id.parse().unwrap(), message["body"].as_str()?.to_owned()))
+            })
+            .collect();
+        if parsed.len() >= count {
+            return parsed;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, res.chunk()).await {
+            Ok(Ok(Some(chunk))) => text.push_str(std::str::from_utf8(&chunk).unwrap()),
+            other => panic!(
+                "{} of {count} events, then {other:?}: {text:?}",
+                parsed.len()
+            ),
+        }
+    }
+}
+
+on_both!(
+    event_stream,
+    an_event_stream_delivers_live_and_resumes_after_last_event_id_on_sqlite,
+    an_event_stream_delivers_live_and_resumes_after_last_event_id_on_postgres
+);
+
+/// A stream starts with the unread messages, delivers new ones as they come, acknowledges
+/// nothing; a reconnect with `Last-Event-ID` resumes with nothing skipped or repeated.
+async fn event_stream(backend: Backend) {
+    let app = backend.app().start().await.unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let m = unique("listener");
+    send(&c, &base, "poster", &m, "before").await;
+    let url = format!("{base}/api/inbox/{m}/events");
+    let mut res = c
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.headers()["content-type"], "text/event-stream");
+    assert_eq!(res.headers()["cache-control"], "no-store");
+    let mut text = String::new();
+    assert_eq!(events(&mut res, 1, &mut text).await[0].1, "before");
+    assert!(text.starts_with("retry: "), "{text:?}");
+    for body in ["live 1", "live 2"] {
+        send(&c, &base, "poster", &m, body).await;
+    }
+    let seen = events(&mut res, 3, &mut text).await;
+    let bodies_seen: Vec<&str> = seen.iter().map(|(_, b)| b.as_str()).collect();
+    assert_eq!(bodies_seen, ["before", "live 1", "live 2"]);
+    drop(res);
+
+    for body in ["while away 1", "while away 2"] {
+        send(&c, &base, "poster", &m, body).await;
+    }
+    let last = seen[2].0;
+    let mut res = c
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("last-event-id", last.to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut text = String::new();
+    let resumed = events(&mut res, 2, &mut text).await;
+    let bodies_resumed: Vec<&str> = resumed.iter().map(|(_, b)| b.as_str()).collect();
+    assert_eq!(bodies_resumed, ["while away 1", "while away 2"]);
+    assert!(resumed[0].0 > last);
+    drop(res);
+    // `?after=` does the same for clients that cannot set the header.
+    let mut res = c
+        .get(format!("{url}?after={}", resumed[0].0))
+        .send()
+        .await
+        .unwrap();
+    let mut text = String::new();
+    assert_eq!(events(&mut res, 1, &mut text).await[0].1, "while away 2");
+    drop(res);
+    // The stream acknowledged nothing.
+    assert_eq!(inbox(&c, &base, &m, "").await.len(), 5);
+
+    let res = c
+        .get(&url)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error(res).await.0, StatusCode::NOT_ACCEPTABLE);
+    let res = c
+        .get(&url)
+        .header("last-event-id", "soon")
+        .send()
+        .await
+        .unwrap();
+    let (status, message) = error(res).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(message.contains("Last-Event-ID"), "{message}");
+    app.stop().await;
+}
+
+/// A stream ends by itself after `hub_max_wait` seconds with a `retry:` hint, and a wait that
+/// outlasts the host's request deadline is not cut: the deadline stops components that are
+/// stuck, not ones that keep their answer moving.
+#[tokio::test(flavor = "multi_thread")]
+async fn waits_and_streams_outlast_the_request_deadline_and_end_by_themselves() {
+    let app = TestApp::builder()
+        .variable("hub_max_wait", "4")
+        .request_timeout(std::time::Duration::from_secs(2))
+        .start()
+        .await
+        .unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let m = unique("patient");
+    let started = Instant::now();
+    let res = c
+        .get(format!("{base}/api/inbox/{m}?wait=60"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(waited(res).await["messages"], json!([]));
+    let took = started.elapsed();
+    assert!(
+        took.as_millis() >= 3900 && took.as_secs() < 7,
+        "clamped to 4 s: {took:?}"
+    );
+
+    let started = Instant::now();
+    let res = c
+        .get(format!("{base}/api/inbox/{m}/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let text = res.text().await.unwrap();
+    let took = started.elapsed();
+    assert!(took.as_millis() >= 3900 && took.as_secs() < 7, "{took:?}");
+    assert!(text.ends_with("retry: 1000\n\n"), "{text:?}");
+    assert!(text.contains(": keep-alive\n\n"), "{text:?}");
+    assert!(text.contains("reconnect with Last-Event-ID: 0"), "{text:?}");
+    app.stop().await;
+}

@@ -1,28 +1,32 @@
 //! The `hub` Spin component: the message hub (`/api/send`, `/api/inbox/<machine>`,
-//! `/api/inbox/<machine>/ack`, `/machines`).
+//! `/api/inbox/<machine>/ack`, `/api/inbox/<machine>/events`, `/machines`).
 //!
 //! A thin adapter over [`dochub_hub`]. In order, so that nothing is read that need not be:
 //! the settings (`environment`, `hub_tokens`, `allowed_hosts`; unreadable or unknown: 500,
 //! never open) and the development `Host` check ([`dochub_http::admit`]); the route, method,
 //! token and content type from the request's head ([`api::check_before_body`]); only then the
 //! body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_database_url`,
-//! `hub_max_unread`, `hub_retention_days`, and [`Sql`] over Spin's SQLite database `default`
+//! `hub_max_unread`, `hub_max_machines`, `hub_retention_days`, and [`Sql`] over Spin's SQLite database `default`
 //! (`spin:sqlite`), or over PostgreSQL (`spin:postgres`) when `hub_database_url` is set.
 //! Every response leaves through [`dochub_http::finish`] (request id, headers, generic 5xx).
 
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
 
-use dochub_http::spin::respond;
+use std::time::Duration;
+
+use dochub_http::spin::{respond, send};
 use dochub_http::{Incoming, Response, Settings, Surface, admit, finish, log};
-use dochub_hub::api::{self, Body, MAX_REQUEST};
+use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
+use dochub_hub::wait::Pause;
 use dochub_hub::{Dialect, Hub, Limits, Sql, SqlError, SqlValue, SystemClock};
 use futures::StreamExt;
 use http::StatusCode;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 use spin_sdk::{pg3, sqlite3, variables};
+use wasi::clocks::monotonic_clock;
 
 #[http_component]
 async fn handle(req: IncomingRequest, out: ResponseOutparam) {
@@ -50,27 +54,48 @@ async fn handle(req: IncomingRequest, out: ResponseOutparam) {
             &format!("{count} entries of `hub_tokens` are not `machine=<sha256 hex>`; ignored"),
         );
     }
-    let response = answer(req, &incoming, &auth).await;
-    let response = finish(Surface::Hub, &incoming, Some(&settings), response);
-    respond(out, Surface::Hub, &incoming, response);
+    match answer(req, &incoming, &auth).await {
+        Reply::Now(response) => {
+            let response = finish(Surface::Hub, &incoming, Some(&settings), response);
+            respond(out, Surface::Hub, &incoming, response);
+        }
+        Reply::Later(head, write) => {
+            let head = finish(Surface::Hub, &incoming, Some(&settings), head);
+            send(out, Surface::Hub, &incoming, head, write);
+        }
+    }
 }
 
-async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Response {
+/// The body of a response that is written over time (a long-poll, an event stream).
+type WriteBody = Box<dyn FnOnce(&mut dyn std::io::Write) -> Result<(), String>>;
+
+/// A whole response, or a head and the writing of its body.
+enum Reply {
+    Now(Response),
+    Later(Response, WriteBody),
+}
+
+async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Reply {
     let head = match request_head(incoming) {
         Ok(head) => head,
-        Err(response) => return *response,
+        Err(response) => return Reply::Now(*response),
     };
     if let Some(refusal) = api::check_before_body(auth, &head) {
-        return refusal;
+        return Reply::Now(refusal);
     }
     let body = match read_body(req, &head).await {
         Ok(body) => body,
-        Err(response) => return *response,
+        Err(response) => return Reply::Now(*response),
     };
     let request = head.map(|()| body);
-    let limits = match Limits::parse(&variable("hub_max_unread"), &variable("hub_retention_days")) {
+    let limits = match Limits::from_variables(variable) {
         Ok(limits) => limits,
-        Err(e) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => {
+            return Reply::Now(api::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &e.to_string(),
+            ));
+        }
     };
     let url = variable("hub_database_url");
     let url = url.trim();
@@ -88,16 +113,43 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
     }
 }
 
-fn serve(db: impl Sql, limits: Limits, auth: &HubAuth, request: http::Request<Body>) -> Response {
-    api::handle(&Hub::with_clock(db, SystemClock, limits), auth, request)
+fn serve(
+    db: impl Sql + 'static,
+    limits: Limits,
+    auth: &HubAuth,
+    request: http::Request<Body>,
+) -> Reply {
+    let hub = Hub::with_clock(db, SystemClock, limits);
+    match api::answer(&hub, auth, request) {
+        Answer::Now(response) => Reply::Now(response),
+        Answer::Later(later) => Reply::Later(
+            later.head.clone(),
+            Box::new(move |out| later.run(&hub, &WasiPause, out).map_err(|e| e.to_string())),
+        ),
+    }
 }
 
-fn unavailable(message: &str) -> Response {
-    api::error(StatusCode::SERVICE_UNAVAILABLE, message).with_header("retry-after", "1")
+/// [`Pause`] on WASI's monotonic clock: the instance blocks on a clock pollable, which costs
+/// the host nothing while it waits.
+struct WasiPause;
+
+impl Pause for WasiPause {
+    fn monotonic(&self) -> Duration {
+        Duration::from_nanos(monotonic_clock::now())
+    }
+
+    fn sleep(&self, duration: Duration) {
+        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        monotonic_clock::subscribe_duration(nanos).block();
+    }
+}
+
+fn unavailable(message: &str) -> Reply {
+    Reply::Now(api::error(StatusCode::SERVICE_UNAVAILABLE, message).with_header("retry-after", "1"))
 }
 
 /// A variable the settings did not read; unreadable reads as empty, which
-/// [`Limits::parse`] and the database choice treat as their defaults.
+/// [`Limits::from_variables`] and the database choice treat as their defaults.
 fn variable(name: &str) -> String {
     variables::get(name).unwrap_or_default()
 }

@@ -7,15 +7,21 @@
 //! | Route | Method | Success |
 //! |---|---|---|
 //! | `/api/send` | POST JSON `{from,to,body}`, optional `Idempotency-Key` | 201, the stored message |
-//! | `/api/inbox/<machine>?limit=&ack=` | GET | 200, `{"machine", "messages": [...]}` |
+//! | `/api/inbox/<machine>?limit=&ack=&wait=` | GET | 200, `{"machine", "messages": [...]}` |
+//! | `/api/inbox/<machine>/events` | GET (`Accept: text/event-stream`) | 200, one event per message |
 //! | `/api/inbox/<machine>/ack` | POST JSON `{"through": <id>}` | 200, `{"machine", "acknowledged"}` |
 //! | `/machines` | GET | 200, `[{"name", "last_seen"}]` |
 //!
 //! Errors are JSON `{"error": "..."}`: 400 bad input, 401 no valid token (production), 403 a
-//! token acting for another machine, 404 unknown path, 405 other methods (with `Allow`), 413 a
-//! message body over 64 KiB (or a request over [`MAX_REQUEST`]), 415 not JSON, 422 an
-//! `Idempotency-Key` the sender already used for another recipient or body, 500 database or
-//! setting failure, 503 database busy (with `Retry-After`), 507 the recipient's inbox is full.
+//! token acting for another machine, 404 unknown path, 405 other methods (with `Allow`), 406 an
+//! event stream for a client that does not accept `text/event-stream`, 413 a message body over
+//! 64 KiB (or a request over [`MAX_REQUEST`]), 415 not JSON, 422 an `Idempotency-Key` the
+//! sender already used for another recipient or body, 500 database or setting failure, 503
+//! database busy (with `Retry-After`), 507 the recipient's inbox or the hub's list of machines
+//! is full.
+//!
+//! A long-poll on an empty inbox and an event stream answer in two parts ([`Answer::Later`]):
+//! the `200` head at once, then the body as [`crate::wait`] writes it.
 
 use dochub_http::{JSON, Response};
 use http::{Method, StatusCode, header};
@@ -26,6 +32,7 @@ use crate::auth::{Access, CHALLENGE, HubAuth};
 use crate::hub::{Clock, DEFAULT_LIMIT, Hub, MAX_LIMIT};
 use crate::model::{IdempotencyKey, MAX_BODY, MachineName, SendRequest};
 use crate::sql::Sql;
+use crate::wait::{EventStream, Pause, ThreadPause, WaitError, WaitingRead};
 
 /// The largest request body read: room for a 64 KiB message written entirely in `\uXXXX`
 /// escapes (6 bytes each), plus the rest of the JSON.
@@ -47,6 +54,7 @@ enum Route<'a> {
     Machines,
     Inbox(&'a str),
     Acknowledge(&'a str),
+    Events(&'a str),
 }
 
 impl<'a> Route<'a> {
@@ -60,6 +68,7 @@ impl<'a> Route<'a> {
         match rest.split('/').collect::<Vec<_>>()[..] {
             [machine] if !machine.is_empty() => Some(Route::Inbox(machine)),
             [machine, "ack"] if !machine.is_empty() => Some(Route::Acknowledge(machine)),
+            [machine, "events"] if !machine.is_empty() => Some(Route::Events(machine)),
             _ => None,
         }
     }
@@ -67,7 +76,7 @@ impl<'a> Route<'a> {
     fn method(self) -> (Method, &'static str) {
         match self {
             Route::Send | Route::Acknowledge(_) => (Method::POST, "POST"),
-            Route::Machines | Route::Inbox(_) => (Method::GET, "GET"),
+            Route::Machines | Route::Inbox(_) | Route::Events(_) => (Method::GET, "GET"),
         }
     }
 }
@@ -99,23 +108,84 @@ pub fn check_before_body<B>(auth: &HubAuth, request: &http::Request<B>) -> Optio
     None
 }
 
-/// Answers one hub request.
+/// The answer to a hub request.
+#[derive(Debug)]
+pub enum Answer {
+    /// The whole response.
+    Now(Response),
+    /// A long-poll on an empty inbox, or an event stream: send the head, then [`Later::run`].
+    Later(Later),
+}
+
+/// A response whose body is written over time: its head (status `200` and headers, no body)
+/// and the work that writes the body.
+#[derive(Debug)]
+pub struct Later {
+    /// The response head; its body is empty.
+    pub head: Response,
+    work: Work,
+}
+
+#[derive(Debug)]
+enum Work {
+    Wait(WaitingRead),
+    Stream(EventStream),
+}
+
+impl Later {
+    /// Writes the body into `out`, waiting with `pause`. An error after the head is sent can
+    /// only end the body early (the client sees an unfinished response and asks again).
+    pub fn run<S: Sql, C: Clock>(
+        &self,
+        hub: &Hub<S, C>,
+        pause: &dyn Pause,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), WaitError> {
+        match &self.work {
+            Work::Wait(read) => read.run(hub, pause, out),
+            Work::Stream(stream) => stream.run(hub, pause, out),
+        }
+    }
+}
+
+/// Answers one hub request whole: a long-poll or a stream is run to its end on this thread
+/// ([`ThreadPause`]) into the body. Hosts that can stream call [`answer`].
 pub fn handle<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     request: http::Request<Body>,
 ) -> Response {
+    match answer(hub, auth, request) {
+        Answer::Now(response) => response,
+        Answer::Later(later) => {
+            let mut body = Vec::new();
+            match later.run(hub, &ThreadPause::default(), &mut body) {
+                Ok(()) => Response { body, ..later.head },
+                Err(WaitError::Hub(e)) => hub_error(e),
+                Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+            }
+        }
+    }
+}
+
+/// Answers one hub request: at once, or with a head and a body to write over time.
+pub fn answer<S: Sql, C: Clock>(
+    hub: &Hub<S, C>,
+    auth: &HubAuth,
+    request: http::Request<Body>,
+) -> Answer {
     if let Some(refusal) = check_before_body(auth, &request) {
-        return refusal;
+        return Answer::Now(refusal);
     }
     let path = request.uri().path().to_owned();
-    match Route::resolve(&path) {
+    Answer::Now(match Route::resolve(&path) {
         Some(Route::Send) => send(hub, auth, request),
         Some(Route::Machines) => respond(hub.machines().map(|m| (StatusCode::OK, m))),
-        Some(Route::Inbox(machine)) => inbox(hub, auth, machine, &request),
+        Some(Route::Inbox(machine)) => return inbox(hub, auth, machine, &request),
+        Some(Route::Events(machine)) => return events(hub, auth, machine, &request),
         Some(Route::Acknowledge(machine)) => acknowledge(hub, auth, machine, request),
         None => error(StatusCode::NOT_FOUND, &format!("no hub route for {path}")),
-    }
+    })
 }
 
 fn send<S: Sql, C: Clock>(
@@ -159,33 +229,139 @@ fn inbox<S: Sql, C: Clock>(
     auth: &HubAuth,
     machine: &str,
     request: &http::Request<Body>,
-) -> Response {
+) -> Answer {
     let access = access(auth, request);
     if access == Access::Denied {
-        return unauthorized();
+        return Answer::Now(unauthorized());
     }
     let query = request.uri().query().unwrap_or("");
     let parsed = MachineName::parse(machine, "machine").and_then(|m| {
-        let (limit, ack) = inbox_query(query)?;
-        Ok((m, limit, ack))
+        let read = inbox_query(query, hub.limits().max_wait)?;
+        Ok((m, read))
     });
-    let (machine, limit, ack) = match parsed {
+    let (machine, read) = match parsed {
         Ok(p) => p,
-        Err(e) => return hub_error(e),
+        Err(e) => return Answer::Now(hub_error(e)),
     };
     if !access.may_act_as(&machine) {
-        return error(
+        return Answer::Now(error(
             StatusCode::FORBIDDEN,
             &format!("this token may not read the inbox of `{machine}`"),
-        );
+        ));
     }
     // A mistyped name in an anonymous peek must not become a machine that collects every
     // broadcast: only an authenticated or acknowledging read registers.
-    let register = ack || matches!(access, Access::Machine(_));
-    respond(
-        hub.inbox(&machine, limit, ack, register)
-            .map(|i| (StatusCode::OK, i)),
-    )
+    let register = read.ack || matches!(access, Access::Machine(_));
+    let inbox = match hub.inbox(&machine, read.limit, read.ack, register) {
+        Ok(inbox) => inbox,
+        Err(e) => return Answer::Now(hub_error(e)),
+    };
+    if !inbox.messages.is_empty() || read.wait.is_zero() {
+        return Answer::Now(respond(Ok((StatusCode::OK, inbox))));
+    }
+    Answer::Later(Later {
+        head: json(StatusCode::OK, Vec::new()).with_header("cache-control", "no-store"),
+        work: Work::Wait(WaitingRead {
+            machine,
+            limit: read.limit,
+            ack: read.ack,
+            wait: read.wait,
+        }),
+    })
+}
+
+fn events<S: Sql, C: Clock>(
+    hub: &Hub<S, C>,
+    auth: &HubAuth,
+    machine: &str,
+    request: &http::Request<Body>,
+) -> Answer {
+    let access = access(auth, request);
+    if access == Access::Denied {
+        return Answer::Now(unauthorized());
+    }
+    if !accepts_event_stream(request.headers().get(header::ACCEPT)) {
+        return Answer::Now(error(
+            StatusCode::NOT_ACCEPTABLE,
+            "the inbox's events are sent as text/event-stream: accept it (Accept: \
+             text/event-stream), or read GET /api/inbox/<machine> for JSON",
+        ));
+    }
+    let machine = match MachineName::parse(machine, "machine") {
+        Ok(m) => m,
+        Err(e) => return Answer::Now(hub_error(e)),
+    };
+    let after = match stream_start(request) {
+        Ok(after) => after,
+        Err(e) => return Answer::Now(hub_error(e)),
+    };
+    if !access.may_act_as(&machine) {
+        return Answer::Now(error(
+            StatusCode::FORBIDDEN,
+            &format!("this token may not read the inbox of `{machine}`"),
+        ));
+    }
+    if matches!(access, Access::Machine(_))
+        && let Err(e) = hub.seen(&machine)
+    {
+        return Answer::Now(hub_error(e));
+    }
+    Answer::Later(Later {
+        head: Response::new(StatusCode::OK.as_u16(), "text/event-stream", Vec::new())
+            .with_header("cache-control", "no-store")
+            // Proxies that buffer responses (nginx) would hold the events back.
+            .with_header("x-accel-buffering", "no"),
+        work: Work::Stream(EventStream {
+            machine,
+            after,
+            lifetime: hub.limits().max_wait,
+        }),
+    })
+}
+
+/// Where a stream starts: after `Last-Event-ID` (a reconnecting `EventSource` sends it), else
+/// after `?after=`, else at the start of the inbox.
+fn stream_start(request: &http::Request<Body>) -> Result<u64, HubError> {
+    let id = |value: &str, what: &str| {
+        value.trim().parse::<u64>().map_err(|_| {
+            HubError::Invalid(format!(
+                "{what} must be a message id (a non-negative integer), not `{value}`"
+            ))
+        })
+    };
+    if let Some(value) = request.headers().get("last-event-id") {
+        let value = value.to_str().unwrap_or("?");
+        return id(value, "`Last-Event-ID`");
+    }
+    let query = request.uri().query().unwrap_or("");
+    match dochub_http::query_pairs(query)
+        .into_iter()
+        .find(|(key, _)| key == "after")
+    {
+        Some((_, value)) => id(&value, "`after`"),
+        None => Ok(0),
+    }
+}
+
+/// Whether an `Accept` header allows `text/event-stream` (no header allows anything).
+fn accepts_event_stream(accept: Option<&http::HeaderValue>) -> bool {
+    let Some(accept) = accept else {
+        return true;
+    };
+    let Ok(accept) = accept.to_str() else {
+        return false;
+    };
+    accept.split(',').any(|range| {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let refused = parts.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        !refused && matches!(media.as_str(), "text/event-stream" | "text/*" | "*/*")
+    })
 }
 
 fn acknowledge<S: Sql, C: Clock>(
@@ -268,17 +444,28 @@ fn json_body(request: http::Request<Body>) -> Result<Vec<u8>, Box<Response>> {
     }
 }
 
-/// `limit` (default 50; a number outside 1..=500 is clamped into it) and `ack` (true/false,
-/// 1/0, yes/no, on/off in any case; bare `ack` is true; default false); other parameters are
-/// ignored.
-fn inbox_query(query: &str) -> Result<(usize, bool), HubError> {
-    let mut limit = DEFAULT_LIMIT;
-    let mut ack = false;
+/// What an inbox read asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct InboxQuery {
+    limit: usize,
+    ack: bool,
+    wait: std::time::Duration,
+}
+
+/// `limit` (default 50; a number outside 1..=500 is clamped into it), `ack` (true/false, 1/0,
+/// yes/no, on/off in any case; bare `ack` is true; default false) and `wait` (seconds, a
+/// decimal number from 0, clamped to `max_wait`; default 0); other parameters are ignored.
+fn inbox_query(query: &str, max_wait: std::time::Duration) -> Result<InboxQuery, HubError> {
+    let mut read = InboxQuery {
+        limit: DEFAULT_LIMIT,
+        ack: false,
+        wait: std::time::Duration::ZERO,
+    };
     for (key, value) in dochub_http::query_pairs(query) {
         match key.as_str() {
-            "limit" => limit = parse_limit(&value)?,
+            "limit" => read.limit = parse_limit(&value)?,
             "ack" => {
-                ack = match value.to_ascii_lowercase().as_str() {
+                read.ack = match value.to_ascii_lowercase().as_str() {
                     "" | "true" | "1" | "yes" | "on" => true,
                     "false" | "0" | "no" | "off" => false,
                     _ => {
@@ -288,10 +475,29 @@ fn inbox_query(query: &str) -> Result<(usize, bool), HubError> {
                     }
                 };
             }
+            "wait" => read.wait = parse_wait(&value, max_wait)?,
             _ => {}
         }
     }
-    Ok((limit, ack))
+    Ok(read)
+}
+
+/// Seconds to wait: digits with an optional fraction (`10`, `0.5`), clamped to `max_wait`.
+fn parse_wait(value: &str, max_wait: std::time::Duration) -> Result<std::time::Duration, HubError> {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && value.bytes().filter(|&b| b == b'.').count() <= 1
+        && value.bytes().any(|b| b.is_ascii_digit());
+    let seconds = value.parse::<f64>().ok().filter(|s| plain && s.is_finite());
+    match seconds {
+        Some(seconds) => Ok(std::time::Duration::from_secs_f64(
+            seconds.min(max_wait.as_secs_f64()),
+        )),
+        None => Err(HubError::Invalid(format!(
+            "`wait` must be a number of seconds from 0 to {} (more is cut to {0}), not `{value}`",
+            max_wait.as_secs()
+        ))),
+    }
 }
 
 /// An integer, clamped into 1..=500 however large or negative it is.
@@ -340,10 +546,12 @@ fn hub_error(e: HubError) -> Response {
     let status = match e {
         HubError::Invalid(_) => StatusCode::BAD_REQUEST,
         HubError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-        HubError::InboxFull(_) => StatusCode::INSUFFICIENT_STORAGE,
+        HubError::InboxFull(_) | HubError::MachinesFull(_) => StatusCode::INSUFFICIENT_STORAGE,
         HubError::KeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,
         HubError::Busy => StatusCode::SERVICE_UNAVAILABLE,
-        HubError::Config(_) | HubError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        HubError::Config(_) | HubError::Unprepared(_) | HubError::Store(_) => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
     };
     let response = error(status, &e.to_string());
     if status == StatusCode::SERVICE_UNAVAILABLE {
@@ -400,14 +608,58 @@ mod tests {
         }
     }
 
+    const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(25);
+
     #[test]
     fn ack_takes_the_usual_spellings() {
         for q in ["ack", "ack=", "ack=TRUE", "ack=1", "ack=Yes", "ack=on"] {
-            assert_eq!(inbox_query(q).unwrap(), (DEFAULT_LIMIT, true), "{q}");
+            assert!(inbox_query(q, MAX_WAIT).unwrap().ack, "{q}");
         }
         for q in ["", "ack=false", "ack=0", "ack=NO", "ack=Off", "other=1"] {
-            assert_eq!(inbox_query(q).unwrap(), (DEFAULT_LIMIT, false), "{q}");
+            let read = inbox_query(q, MAX_WAIT).unwrap();
+            assert_eq!((read.limit, read.ack), (DEFAULT_LIMIT, false), "{q}");
         }
-        assert!(inbox_query("ack=maybe").is_err());
+        assert!(inbox_query("ack=maybe", MAX_WAIT).is_err());
+    }
+
+    #[test]
+    fn wait_is_seconds_clamped_to_the_maximum() {
+        for (value, ms) in [
+            ("0", 0),
+            ("1", 1000),
+            ("0.25", 250),
+            ("25", 25_000),
+            ("9999", 25_000),
+        ] {
+            assert_eq!(
+                parse_wait(value, MAX_WAIT).unwrap().as_millis(),
+                ms,
+                "{value}"
+            );
+        }
+        for bad in [
+            "", "-1", "abc", "1e3", "inf", "NaN", ".", "1.2.3", " 5", "+5",
+        ] {
+            let err = parse_wait(bad, MAX_WAIT).unwrap_err().to_string();
+            assert!(err.contains("from 0 to 25"), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn event_streams_need_an_accept_that_allows_them() {
+        let accepts =
+            |v: &str| accepts_event_stream(Some(&http::HeaderValue::from_str(v).unwrap()));
+        assert!(accepts_event_stream(None));
+        for ok in [
+            "text/event-stream",
+            "*/*",
+            "text/*",
+            "application/json, text/event-stream;q=0.5",
+        ] {
+            assert!(accepts(ok), "{ok}");
+        }
+        for refused in ["application/json", "text/html", "text/event-stream;q=0"] {
+            assert!(!accepts(refused), "{refused}");
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! The hub's storage logic on SQL: registration, send, inbox reads, acknowledgement, machine list.
 //! Why each statement is safe is in the crate docs.
 
+use std::time::Duration;
+
 use crate::HubError;
 use crate::model::{
     IdempotencyKey, Inbox, InboxMessage, MachineEntry, MachineName, Message, Recipient,
@@ -23,19 +25,28 @@ pub const DEFAULT_MAX_UNREAD: u64 = 10_000;
 pub const DEFAULT_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
 /// What one message may take in an inbox answer besides its body: ids, names, timestamp, keys.
 const MESSAGE_JSON_OVERHEAD: i64 = 384;
+/// Default of the variable `hub_max_wait`: 25 s, under the 30 s after which edge hosts such as
+/// Akamai Functions end a request.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(25);
+/// Default of the variable `hub_max_machines`.
+pub const DEFAULT_MAX_MACHINES: u64 = 10_000;
 /// Default of the variable `hub_retention_days`.
 pub const DEFAULT_RETENTION_DAYS: u64 = 30;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 /// An acknowledging read that lost every message it chose to a concurrent reader looks again at
 /// most this many times.
 const ACK_ATTEMPTS: usize = 20;
-/// A SQLite send whose transaction could not get the write lock within the busy timeout (5 s
-/// per attempt under Spin) is tried again this many times in all; it wrote nothing meanwhile.
-const SEND_ATTEMPTS: usize = 4;
+/// A SQLite send that finds the database busy is tried again, after a pause that doubles from
+/// 1 ms to 50 ms, for as long as this. SQLite waits out a held write lock itself (Spin's busy
+/// timeout is 5 s), but answers busy at once in some moments, such as while another connection
+/// switches the file to write-ahead logging. Each try writes nothing unless it commits.
+const SEND_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The schema, created on first use. Messages are one row per recipient; `id` is the hub-wide
-/// message id (the copies of a broadcast share it), allocated from `hub_counter` under its row
-/// lock, so ids are committed in increasing order (see the crate docs).
+/// The schema, created on first use and whenever a send finds a counter row missing. Every
+/// statement is idempotent, so a set-up that races another, or follows one that stopped
+/// half-way, completes it. Messages are one row per recipient; `id` is the hub-wide message id
+/// (the copies of a broadcast share it), allocated from `hub_counter` under its row lock, so
+/// ids are committed in increasing order (see the crate docs).
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS hub_machines (name TEXT PRIMARY KEY, last_seen BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS hub_messages (machine TEXT NOT NULL, id BIGINT NOT NULL, \
@@ -43,12 +54,55 @@ const SCHEMA: &[&str] = &[
      PRIMARY KEY (machine, id))",
     "CREATE INDEX IF NOT EXISTS hub_messages_created ON hub_messages (created)",
     "CREATE TABLE IF NOT EXISTS hub_counter (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
-    "INSERT INTO hub_counter (name, value) VALUES ('ids', 0) ON CONFLICT (name) DO NOTHING",
     "CREATE TABLE IF NOT EXISTS hub_sends (sender TEXT NOT NULL, idem_key TEXT NOT NULL, \
      id BIGINT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL, created BIGINT NOT NULL, \
      PRIMARY KEY (sender, idem_key))",
     "CREATE INDEX IF NOT EXISTS hub_sends_created ON hub_sends (created)",
+    // The counter rows. Created with the tables, they start at 0; if one is ever missing
+    // later, it restarts after the largest id (and time) still stored, which is the best the
+    // hub can do: ids acknowledged and deleted before the row was lost cannot be known.
+    "INSERT INTO hub_counter (name, value) SELECT 'ids', COALESCE(MAX(id), 0) FROM \
+     (SELECT MAX(id) AS id FROM hub_messages UNION ALL SELECT MAX(id) FROM hub_sends) m \
+     WHERE true ON CONFLICT (name) DO NOTHING",
+    // The hub's clock: the latest timestamp given, so the next is never earlier.
+    "INSERT INTO hub_counter (name, value) SELECT 'clock', COALESCE(MAX(created), 0) FROM \
+     (SELECT MAX(created) AS created FROM hub_messages UNION ALL \
+      SELECT MAX(created) FROM hub_sends) m \
+     WHERE true ON CONFLICT (name) DO NOTHING",
 ];
+
+/// PostgreSQL only: the unread count of one inbox, up to `cap`. A `VOLATILE` function takes a
+/// fresh snapshot for its query, where the send statement that calls it has the snapshot of
+/// its start, taken before it waited for the counter lock; so the count sees every send that
+/// committed meanwhile, and the unread cap is exact. `locked` is the id the caller allocated
+/// under the lock: passing it makes the call depend on the lock having been taken.
+const PG_UNREAD: &str = "CREATE FUNCTION hub_unread(inbox TEXT, cap BIGINT, \
+     locked BIGINT) RETURNS BIGINT LANGUAGE sql VOLATILE AS \
+     $$ SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = inbox LIMIT cap) n $$";
+
+/// How many set-up passes run before giving up. On PostgreSQL, `CREATE ... IF NOT EXISTS`
+/// racing the same statement of another request fails (a duplicate key in `pg_type`); the next
+/// pass finds that object made and may meet the race on the next one, so there is one pass
+/// per object and a few more.
+const SET_UP_PASSES: usize = SCHEMA.len() + 4;
+
+/// What a send's insert did.
+enum Stored {
+    /// Stored with this id and timestamp.
+    Message { id: i64, created: i64 },
+    /// A direct send whose recipient's inbox was full: nothing stored.
+    InboxFull,
+    /// A concurrent send with the same key claimed it first: nothing stored.
+    KeyTaken,
+}
+
+/// Whether the hub may register one more machine; `cap` is the parameter holding
+/// [`Limits::max_machines`].
+fn room_for_machines(cap: &str) -> String {
+    format!(
+        "(SELECT COUNT(*) FROM (SELECT 1 FROM hub_machines LIMIT CAST({cap} AS BIGINT)) n) < {cap}"
+    )
+}
 
 /// The columns of a message row, in the order [`message_of`] reads them.
 const MESSAGE_COLUMNS: &str = "id, sender, recipient, body, created";
@@ -81,19 +135,32 @@ impl Clock for SystemClock {
     }
 }
 
-/// The limits that keep the store bounded (Spin variables `hub_max_unread` and
-/// `hub_retention_days`).
+/// The limits that keep the store bounded (Spin variables `hub_max_unread`,
+/// `hub_max_machines`, `hub_retention_days`).
+///
+/// What bounds the store as a whole: at most `max_machines` inboxes (a little more while new
+/// names race on PostgreSQL: see [`Limits::max_machines`]), each holding at most `max_unread`
+/// messages of at most 64 KiB, none older than `retention_ms`; idempotency records for 24 h.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// A send to an inbox holding this many unread messages is refused (507); a broadcast skips it.
+    /// A send to an inbox holding this many unread messages is refused (507); a broadcast skips
+    /// it. Exact on both engines: the count is taken under the lock that orders sends.
     pub max_unread: u64,
+    /// Machines the hub knows: senders, readers and every recipient a send names. A send or
+    /// registering read that would add one more is refused (507). On SQLite exact; on
+    /// PostgreSQL the count and the insert are one statement but not under a lock, so new
+    /// names that race may pass it by as many as race.
+    pub max_machines: u64,
     /// Unread messages older than this are deleted, and machines unseen for longer drop out of
     /// broadcasts and of `/machines`, in milliseconds.
     pub retention_ms: i64,
+    /// The longest a long-poll (`?wait=`) waits and an event stream lasts (variable
+    /// `hub_max_wait`, in seconds): under the 30 s after which edge hosts end a request.
+    pub max_wait: Duration,
     /// An inbox answer stops at the message that takes its JSON past this many bytes (that one
     /// included, so an answer holds at least one message): fewer messages, never a failure.
     /// The size counted is the most a message's JSON can take, 6 bytes per character of its
-    /// body (a control character escaped as `\u00XX`) plus [`MESSAGE_JSON_OVERHEAD`].
+    /// body (a control character escaped as `\u00XX`) plus `MESSAGE_JSON_OVERHEAD` (384 bytes).
     pub answer_bytes: u64,
 }
 
@@ -101,17 +168,21 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_unread: DEFAULT_MAX_UNREAD,
+            max_machines: DEFAULT_MAX_MACHINES,
             retention_ms: DEFAULT_RETENTION_DAYS as i64 * DAY_MS,
+            max_wait: DEFAULT_MAX_WAIT,
             answer_bytes: DEFAULT_ANSWER_BYTES,
         }
     }
 }
 
 impl Limits {
-    /// Reads the variables' values; an empty value means the default. Anything but a positive
-    /// integer (at most 1,000,000,000 unread, 36,500 days) is an error, never a silent default.
-    pub fn parse(max_unread: &str, retention_days: &str) -> Result<Self, HubError> {
-        let number = |value: &str, name: &str, max: u64, default: u64| {
+    /// Reads the variables through `variable` (which answers `""` for an unset one); an empty
+    /// value means the default. Anything but a positive integer (at most 1,000,000,000 unread
+    /// or machines, 36,500 days, 3,600 seconds of wait) is an error, never a silent default.
+    pub fn from_variables(variable: impl Fn(&str) -> String) -> Result<Self, HubError> {
+        let number = |name: &str, max: u64, default: u64| {
+            let value = variable(name);
             let value = value.trim();
             if value.is_empty() {
                 return Ok(default);
@@ -126,21 +197,16 @@ impl Limits {
                     ))
                 })
         };
-        let max_unread = number(
-            max_unread,
-            "hub_max_unread",
-            1_000_000_000,
-            DEFAULT_MAX_UNREAD,
-        )?;
-        let days = number(
-            retention_days,
-            "hub_retention_days",
-            36_500,
-            DEFAULT_RETENTION_DAYS,
-        )?;
+        let days = number("hub_retention_days", 36_500, DEFAULT_RETENTION_DAYS)?;
         Ok(Self {
-            max_unread,
+            max_unread: number("hub_max_unread", 1_000_000_000, DEFAULT_MAX_UNREAD)?,
+            max_machines: number("hub_max_machines", 1_000_000_000, DEFAULT_MAX_MACHINES)?,
             retention_ms: days as i64 * DAY_MS,
+            max_wait: Duration::from_secs(number(
+                "hub_max_wait",
+                3_600,
+                DEFAULT_MAX_WAIT.as_secs(),
+            )?),
             ..Self::default()
         })
     }
@@ -188,10 +254,14 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         self.with_schema(|| match self.db.dialect() {
             // Writers are serialized on SQLite: one IMMEDIATE transaction makes the steps one.
             Dialect::Sqlite => {
-                let mut attempt = 1;
+                let started = std::time::Instant::now();
+                let mut pause = std::time::Duration::from_millis(1);
                 loop {
                     match self.transaction(|| self.send_steps(request, key, now)) {
-                        Err(HubError::Busy) if attempt < SEND_ATTEMPTS => attempt += 1,
+                        Err(HubError::Busy) if started.elapsed() < SEND_PATIENCE => {
+                            std::thread::sleep(pause);
+                            pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                        }
                         result => break result,
                     }
                 }
@@ -213,7 +283,6 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         ack: bool,
         register: bool,
     ) -> Result<Inbox, HubError> {
-        let limit = limit.clamp(1, MAX_LIMIT) as i64;
         let now = self.clock.now_ms();
         let m = machine.as_str();
         self.with_schema(|| {
@@ -221,8 +290,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 self.touch(machine, now)?;
             }
             let oldest = now - self.limits.retention_ms;
-            let answer_bytes = i64::try_from(self.limits.answer_bytes).unwrap_or(i64::MAX);
-            let window = [m.into(), oldest.into(), limit.into(), answer_bytes.into()];
+            let window = self.window(machine, oldest, limit, 0);
             let messages = if ack {
                 self.take(&window)?
             } else {
@@ -246,6 +314,78 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                     .collect(),
             })
         })
+    }
+
+    /// The limits this hub keeps.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Whether `machine`'s inbox holds an unexpired message with an id above `after`: one
+    /// indexed look, what a waiting request asks at each look.
+    pub fn has_unread(&self, machine: &MachineName, after: u64) -> Result<bool, HubError> {
+        let oldest = self.clock.now_ms() - self.limits.retention_ms;
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        self.with_schema(|| {
+            Ok(!self
+                .query(
+                    "SELECT 1 FROM hub_messages WHERE machine = $1 AND id > $2 AND created >= $3 \
+                     LIMIT 1",
+                    &[machine.as_str().into(), after.into(), oldest.into()],
+                )?
+                .is_empty())
+        })
+    }
+
+    /// Up to `limit` unread messages of `machine`'s inbox with an id above `after`, oldest
+    /// first, bounded in bytes like an inbox answer; nothing is acknowledged.
+    pub fn messages_after(
+        &self,
+        machine: &MachineName,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Message>, HubError> {
+        let oldest = self.clock.now_ms() - self.limits.retention_ms;
+        let window = self.window(machine, oldest, limit, after);
+        self.with_schema(|| {
+            self.query(
+                &format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM hub_messages \
+                     WHERE machine = $1 AND id IN ({}) ORDER BY id",
+                    answer_ids()
+                ),
+                &window,
+            )?
+            .into_iter()
+            .map(message_of)
+            .collect()
+        })
+    }
+
+    /// Records `machine` as seen (and so a recipient of broadcasts), as a registering read does.
+    pub fn seen(&self, machine: &MachineName) -> Result<(), HubError> {
+        let now = self.clock.now_ms();
+        self.with_schema(|| self.touch(machine, now))
+    }
+
+    /// The parameters of [`answer_ids`].
+    fn window(
+        &self,
+        machine: &MachineName,
+        oldest: i64,
+        limit: usize,
+        after: u64,
+    ) -> [SqlValue; 5] {
+        let limit = limit.clamp(1, MAX_LIMIT) as i64;
+        let answer_bytes = i64::try_from(self.limits.answer_bytes).unwrap_or(i64::MAX);
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        [
+            machine.as_str().into(),
+            oldest.into(),
+            limit.into(),
+            answer_bytes.into(),
+            after.into(),
+        ]
     }
 
     /// Marks every message of `machine`'s inbox with an id up to and including `through` read
@@ -293,75 +433,81 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         key: Option<&IdempotencyKey>,
         now: i64,
     ) -> Result<Message, HubError> {
-        self.touch(&request.from, now)?;
+        // Purge first: it forgets recipients without messages, which this send may register.
         self.purge(now)?;
+        self.touch(&request.from, now)?;
+        if let Recipient::Machine(to) = &request.to {
+            self.know(to)?;
+        }
         if let Some(key) = key
             && let Some(sent) = self.earlier_send(request, key, now)?
         {
             return same_request(request, key, sent);
         }
-        if let Recipient::Machine(to) = &request.to
-            && self.unread(to.as_str())? >= self.limits.max_unread
-        {
-            return Err(HubError::InboxFull(format!(
-                "the inbox of `{to}` already holds {} unread messages (hub_max_unread); \
-                 it must be read before it takes more",
-                self.limits.max_unread
-            )));
-        }
-        let id = match self.db.dialect() {
-            Dialect::Sqlite => Some(self.insert_sqlite(request, key, now)?),
+        let stored = match self.db.dialect() {
+            Dialect::Sqlite => self.insert_sqlite(request, key, now)?,
             Dialect::Postgres => self.insert_postgres(request, key, now)?,
         };
-        match (id, key) {
-            (Some(id), _) => Ok(Message {
+        match (stored, key) {
+            (Stored::Message { id, created }, _) => Ok(Message {
                 id: u64::try_from(id).map_err(|_| corrupt("a negative message id"))?,
                 from: request.from.to_string(),
                 to: request.to.as_str().to_owned(),
                 body: request.body.clone(),
-                timestamp: iso_millis(now),
+                timestamp: iso_millis(created),
             }),
+            (Stored::InboxFull, _) => Err(HubError::InboxFull(format!(
+                "the inbox of `{}` already holds {} unread messages (hub_max_unread); \
+                 it must be read before it takes more",
+                request.to.as_str(),
+                self.limits.max_unread
+            ))),
             // The same key won a race with this send: answer what it stored.
-            (None, Some(key)) => match self.earlier_send(request, key, now)? {
+            (Stored::KeyTaken, Some(key)) => match self.earlier_send(request, key, now)? {
                 Some(sent) => same_request(request, key, sent),
                 None => Err(HubError::Busy),
             },
-            (None, None) => Err(corrupt("a send that stored nothing")),
+            (Stored::KeyTaken, None) => Err(corrupt("a send without a key lost its key")),
         }
     }
 
-    /// Allocates the id and stores the copies; the caller holds SQLite's write lock.
+    /// Allocates the id and the timestamp and stores the copies; the caller holds SQLite's
+    /// write lock, and rolls everything back unless this returns [`Stored::Message`].
     fn insert_sqlite(
         &self,
         request: &SendRequest,
         key: Option<&IdempotencyKey>,
         now: i64,
-    ) -> Result<i64, HubError> {
-        let id = self
-            .query(
-                "UPDATE hub_counter SET value = value + 1 WHERE name = 'ids' RETURNING value",
-                &[],
-            )?
-            .into_iter()
-            .next()
-            .and_then(|row| row.into_iter().next())
-            .and_then(|v| v.as_int())
-            .ok_or_else(|| corrupt("the message id counter"))?;
+    ) -> Result<Stored, HubError> {
+        let id = self.counter(
+            "UPDATE hub_counter SET value = value + 1 WHERE name = 'ids' RETURNING value",
+            &[],
+        )?;
+        let created = self.counter(
+            "UPDATE hub_counter SET value = MAX(value, $1) WHERE name = 'clock' RETURNING value",
+            &[now.into()],
+        )?;
+        let (Some(id), Some(created)) = (id, created) else {
+            return Err(unprepared());
+        };
         let (targets, mut params) = self.targets(request, now);
         params.extend([
             id.into(),
             request.from.as_str().into(),
             request.to.as_str().into(),
             request.body.as_str().into(),
-            now.into(),
+            created.into(),
         ]);
-        self.execute(
+        let copies = self.execute(
             &format!(
                 "INSERT INTO hub_messages (machine, id, sender, recipient, body, created) \
                  SELECT t.name, $5, $6, $7, $8, $9 FROM ({targets}) t"
             ),
             &params,
         )?;
+        if copies == 0 && matches!(request.to, Recipient::Machine(_)) {
+            return Ok(Stored::InboxFull);
+        }
         if let Some(key) = key {
             self.execute(
                 "INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created) \
@@ -372,23 +518,26 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                     id.into(),
                     request.to.as_str().into(),
                     request.body.as_str().into(),
-                    now.into(),
+                    created.into(),
                 ],
             )?;
         }
-        Ok(id)
+        Ok(Stored::Message { id, created })
     }
 
-    /// One statement: allocate the id (the counter's row lock is held until the statement
-    /// commits), claim the idempotency key if there is one, and store the copies only if the key
-    /// was claimed. `None` when a concurrent send with the same key claimed it first. Always
-    /// answers one row (NULL for no id): Spin v4.0.2 never answers a query without rows.
+    /// One statement, in this order: allocate the id (the counter's row lock is held until the
+    /// statement commits, so sends are serialized from here on), advance the hub's clock row
+    /// under that lock (so timestamps never go back in id order), pick the recipients with
+    /// room (counted by `hub_unread`, which takes a fresh snapshot: it sees every send that
+    /// committed before this one took the lock), claim the idempotency key, and store the
+    /// copies only if the key was claimed and, for a direct send, the inbox had room.
+    /// Always answers one row: Spin v4.0.2 never answers a query without rows.
     fn insert_postgres(
         &self,
         request: &SendRequest,
         key: Option<&IdempotencyKey>,
         now: i64,
-    ) -> Result<Option<i64>, HubError> {
+    ) -> Result<Stored, HubError> {
         let (targets, mut params) = self.targets(request, now);
         params.extend([
             SqlValue::from(key.map(IdempotencyKey::as_str)),
@@ -397,52 +546,85 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             request.body.as_str().into(),
             now.into(),
         ]);
+        let needs_room = match request.to {
+            Recipient::Machine(_) => "WHERE EXISTS (SELECT 1 FROM t)",
+            Recipient::All => "",
+        };
         let rows = self.query(
             &format!(
                 "WITH c AS (UPDATE hub_counter SET value = value + 1 WHERE name = 'ids' \
                    RETURNING value), \
+                 clock AS (UPDATE hub_counter SET value = GREATEST(value, CAST($9 AS BIGINT)) \
+                   WHERE name = 'clock' AND EXISTS (SELECT 1 FROM c) RETURNING value), \
+                 t AS ({targets}), \
+                 ok AS (SELECT c.value AS id, clock.value AS created FROM c, clock {needs_room}), \
                  k AS (INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created) \
-                   SELECT CAST($6 AS TEXT), CAST($5 AS TEXT), c.value, CAST($7 AS TEXT), \
-                     CAST($8 AS TEXT), CAST($9 AS BIGINT) \
-                   FROM c WHERE CAST($5 AS TEXT) IS NOT NULL \
+                   SELECT CAST($6 AS TEXT), CAST($5 AS TEXT), ok.id, CAST($7 AS TEXT), \
+                     CAST($8 AS TEXT), ok.created \
+                   FROM ok WHERE CAST($5 AS TEXT) IS NOT NULL \
                    ON CONFLICT (sender, idem_key) DO NOTHING RETURNING id), \
-                 go AS (SELECT value FROM c \
+                 go AS (SELECT id, created FROM ok \
                    WHERE CAST($5 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM k)), \
                  ins AS (INSERT INTO hub_messages (machine, id, sender, recipient, body, created) \
-                   SELECT t.name, go.value, CAST($6 AS TEXT), CAST($7 AS TEXT), \
-                     CAST($8 AS TEXT), CAST($9 AS BIGINT) \
-                   FROM go CROSS JOIN ({targets}) t RETURNING 1) \
-                 SELECT (SELECT value FROM go), (SELECT COUNT(*) FROM ins)"
+                   SELECT t.name, go.id, CAST($6 AS TEXT), CAST($7 AS TEXT), \
+                     CAST($8 AS TEXT), go.created \
+                   FROM go CROSS JOIN t RETURNING 1) \
+                 SELECT (SELECT value FROM c), (SELECT value FROM clock), (SELECT id FROM ok), \
+                   (SELECT id FROM go), (SELECT created FROM go), (SELECT COUNT(*) FROM ins)"
             ),
             &params,
         )?;
-        Ok(rows
-            .into_iter()
-            .next()
-            .and_then(|row| row.into_iter().next())
-            .and_then(|v| v.as_int()))
+        let row = rows.into_iter().next().unwrap_or_default();
+        let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
+        Ok(match (value(0), value(1), value(2), value(3), value(4)) {
+            (None, _, _, _, _) | (_, None, _, _, _) => return Err(unprepared()),
+            (_, _, _, Some(id), Some(created)) => Stored::Message { id, created },
+            (_, _, None, _, _) => Stored::InboxFull,
+            (_, _, Some(_), _, _) => Stored::KeyTaken,
+        })
     }
 
-    /// The `SELECT` of the recipients' names (column `name`) and its parameters `$1`..`$4`.
-    /// PostgreSQL must be able to type every parameter, so both forms name all four.
-    fn targets(&self, request: &SendRequest, now: i64) -> (&'static str, Vec<SqlValue>) {
+    /// The `SELECT` of the recipients' names (column `name`) with room in their inbox, and its
+    /// parameters `$1`..`$4`. PostgreSQL must be able to type every parameter, so both forms
+    /// name all four. On PostgreSQL it runs inside [`Hub::insert_postgres`]'s statement, after
+    /// the counter lock (`c`): `hub_unread` gets `c.value` so that it cannot run earlier.
+    fn targets(&self, request: &SendRequest, now: i64) -> (String, Vec<SqlValue>) {
         let oldest = now - self.limits.retention_ms;
         let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
         let (to, from) = (request.to.as_str(), request.from.as_str());
         let params = vec![to.into(), from.into(), oldest.into(), cap.into()];
-        let sql = match request.to {
+        let candidates = match request.to {
             Recipient::Machine(_) => {
                 "SELECT CAST($1 AS TEXT) AS name WHERE CAST($2 AS TEXT) IS NOT NULL \
-                 AND CAST($3 AS BIGINT) IS NOT NULL AND CAST($4 AS BIGINT) IS NOT NULL"
+                 AND CAST($3 AS BIGINT) IS NOT NULL"
             }
             Recipient::All => {
                 "SELECT m.name AS name FROM hub_machines m \
-                 WHERE CAST($1 AS TEXT) IS NOT NULL AND m.name <> $2 AND m.last_seen >= $3 \
-                 AND (SELECT COUNT(*) FROM \
-                 (SELECT 1 FROM hub_messages u WHERE u.machine = m.name LIMIT $4) n) < $4"
+                 WHERE CAST($1 AS TEXT) IS NOT NULL AND m.name <> $2 AND m.last_seen >= $3"
             }
         };
+        let sql = match self.db.dialect() {
+            Dialect::Sqlite => format!(
+                "SELECT x.name AS name FROM ({candidates}) x WHERE (SELECT COUNT(*) FROM \
+                 (SELECT 1 FROM hub_messages u WHERE u.machine = x.name LIMIT $4) n) < $4"
+            ),
+            Dialect::Postgres => format!(
+                "SELECT x.name AS name FROM c, ({candidates}) x \
+                 WHERE hub_unread(x.name, CAST($4 AS BIGINT), c.value) < $4"
+            ),
+        };
         (sql, params)
+    }
+
+    /// The integer a counter `UPDATE ... RETURNING value` answers; `None` when its row is
+    /// missing.
+    fn counter(&self, sql: &str, params: &[SqlValue]) -> Result<Option<i64>, HubError> {
+        Ok(self
+            .query(sql, params)?
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next())
+            .and_then(|v| v.as_int()))
     }
 
     /// The message an earlier send with this key stored, if it is younger than 24 h.
@@ -467,26 +649,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         row.map(message_of).transpose()
     }
 
-    fn unread(&self, machine: &str) -> Result<u64, HubError> {
-        let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
-        let count = self
-            .query(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = $1 LIMIT $2) n",
-                &[machine.into(), cap.into()],
-            )?
-            .into_iter()
-            .next()
-            .and_then(|row| row.into_iter().next())
-            .and_then(|v| v.as_int())
-            .ok_or_else(|| corrupt("an unread count"))?;
-        Ok(u64::try_from(count).unwrap_or(0))
-    }
-
     /// Deletes and returns the messages of the answer `window` ([`answer_ids`]'s parameters).
     /// One `DELETE ... RETURNING`: a
     /// row is deleted by exactly one statement, so two readers never both return it. A reader
     /// whose chosen rows were all taken by another looks again.
-    fn take(&self, window: &[SqlValue; 4]) -> Result<Vec<Message>, HubError> {
+    fn take(&self, window: &[SqlValue; 5]) -> Result<Vec<Message>, HubError> {
         for _ in 0..ACK_ATTEMPTS {
             let rows = self.query(
                 &format!(
@@ -516,15 +683,76 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     }
 
     /// Registers `machine` and records it as seen at `now` (one upsert: concurrent first
-    /// registrations all land).
+    /// registrations all land). A new name is refused when the hub knows
+    /// [`Limits::max_machines`] machines already.
     fn touch(&self, machine: &MachineName, now: i64) -> Result<(), HubError> {
-        self.execute(
-            "INSERT INTO hub_machines (name, last_seen) VALUES ($1, $2) \
-             ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen \
-             WHERE hub_machines.last_seen <= excluded.last_seen - $3",
-            &[machine.as_str().into(), now.into(), SEEN_EVERY_MS.into()],
-        )
-        .map(drop)
+        let changed = self.execute(
+            &format!(
+                "INSERT INTO hub_machines (name, last_seen) \
+                 SELECT CAST($1 AS TEXT), CAST($2 AS BIGINT) \
+                 WHERE EXISTS (SELECT 1 FROM hub_machines WHERE name = $1) OR {} \
+                 ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen \
+                 WHERE hub_machines.last_seen <= excluded.last_seen - $3",
+                room_for_machines("$4")
+            ),
+            &[
+                machine.as_str().into(),
+                now.into(),
+                SEEN_EVERY_MS.into(),
+                self.machine_cap().into(),
+            ],
+        )?;
+        // Nothing written: seen within the last second, or a new name the hub has no room for.
+        if changed == 0 {
+            self.known(machine)?;
+        }
+        Ok(())
+    }
+
+    /// Registers the recipient of a send as a machine the hub knows, never seen (`last_seen`
+    /// 0: no broadcasts, not listed), unless it is known already; refused like a new name in
+    /// [`Hub::touch`]. So every inbox belongs to a known machine, and the cap bounds inboxes.
+    fn know(&self, machine: &MachineName) -> Result<(), HubError> {
+        let name = [machine.as_str().into()];
+        if !self
+            .query("SELECT 1 FROM hub_machines WHERE name = $1", &name)?
+            .is_empty()
+        {
+            return Ok(());
+        }
+        let added = self.execute(
+            &format!(
+                "INSERT INTO hub_machines (name, last_seen) SELECT CAST($1 AS TEXT), 0 \
+                 WHERE {} ON CONFLICT (name) DO NOTHING",
+                room_for_machines("$2")
+            ),
+            &[machine.as_str().into(), self.machine_cap().into()],
+        )?;
+        if added == 0 {
+            self.known(machine)?;
+        }
+        Ok(())
+    }
+
+    /// Ok when `machine` is registered; [`HubError::MachinesFull`] otherwise.
+    fn known(&self, machine: &MachineName) -> Result<(), HubError> {
+        let rows = self.query(
+            "SELECT 1 FROM hub_machines WHERE name = $1",
+            &[machine.as_str().into()],
+        )?;
+        if rows.is_empty() {
+            return Err(HubError::MachinesFull(format!(
+                "the hub already knows {} machines (hub_max_machines), so it takes no new name \
+                 such as `{machine}`; a machine without messages that is unseen for \
+                 hub_retention_days is forgotten",
+                self.limits.max_machines
+            )));
+        }
+        Ok(())
+    }
+
+    fn machine_cap(&self) -> i64 {
+        i64::try_from(self.limits.max_machines).unwrap_or(i64::MAX)
     }
 
     /// Deletes what has expired: unread messages and machines past the retention period,
@@ -535,8 +763,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             "DELETE FROM hub_messages WHERE created < $1",
             &[oldest.into()],
         )?;
+        // A recipient that was never seen is kept while its inbox holds messages.
         self.execute(
-            "DELETE FROM hub_machines WHERE last_seen < $1",
+            "DELETE FROM hub_machines WHERE last_seen < $1 AND NOT EXISTS \
+             (SELECT 1 FROM hub_messages WHERE hub_messages.machine = hub_machines.name)",
             &[oldest.into()],
         )?;
         self.execute(
@@ -546,24 +776,75 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         Ok(())
     }
 
-    /// Runs `op`; if the hub's tables do not exist yet, creates them and runs it once more.
+    /// Runs `op`; if the hub's tables or counter rows are missing, sets them up and runs it
+    /// once more.
     fn with_schema<T>(&self, op: impl Fn() -> Result<T, HubError>) -> Result<T, HubError> {
         match op() {
-            Err(HubError::Store(e)) if e.is_missing_table() => {
-                if self.db.dialect() == Dialect::Sqlite {
-                    // Write-ahead logging: readers no longer block the writer, and a commit
-                    // costs one sync instead of two. The setting stays with the file.
-                    let _ = self.db.query("PRAGMA journal_mode=WAL", &[]);
-                }
-                for statement in SCHEMA {
-                    // Another request may be creating the same table at the same moment; the
-                    // retry below tells whether the schema is there.
-                    let _ = self.db.execute(statement, &[]);
-                }
-                op()
-            }
-            other => other,
+            Err(e) if unprepared_error(&e) => {}
+            other => return other,
         }
+        // Concurrent first requests all set up; one that fails (busy, or beaten to an object)
+        // may still find the schema complete, made by another. If not, its failure says why.
+        let set_up = self.set_up();
+        match (op(), set_up) {
+            (Err(e), Err(why)) if unprepared_error(&e) => Err(why),
+            (result, _) => result,
+        }
+    }
+
+    /// Creates what is missing of the schema and checks the result: a failed step is an error,
+    /// never ignored, and the counter rows must be there at the end.
+    fn set_up(&self) -> Result<(), HubError> {
+        let mut pass = 1;
+        // Busy too: SQLite answers a lock upgrade that would deadlock with another set-up at once.
+        while let Err(e) = self.set_up_pass() {
+            if pass == SET_UP_PASSES {
+                return Err(e);
+            }
+            pass += 1;
+        }
+        let counters = self.counter(
+            "SELECT COUNT(*) FROM hub_counter WHERE name IN ('ids', 'clock')",
+            &[],
+        )?;
+        if counters != Some(2) {
+            return Err(HubError::Unprepared(
+                "the hub's counter rows are missing after set-up".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn set_up_pass(&self) -> Result<(), HubError> {
+        if self.db.dialect() == Dialect::Sqlite {
+            // Write-ahead logging: readers no longer block the writer, and a commit costs one
+            // sync instead of two. The setting stays with the file. A pass goes no further
+            // until it is set, so the counter rows exist only in a database that logs ahead
+            // (or cannot: one in memory keeps its journal, slower but as safe).
+            let mode = self.query("PRAGMA journal_mode", &[])?;
+            if !matches!(first_text(&mode).as_deref(), Some("wal" | "memory")) {
+                let mode = self.query("PRAGMA journal_mode=WAL", &[])?;
+                let mode = first_text(&mode).unwrap_or_default();
+                if !matches!(mode.as_str(), "wal" | "memory") {
+                    return Err(HubError::Unprepared(format!(
+                        "SQLite did not turn on write-ahead logging (journal mode `{mode}`)"
+                    )));
+                }
+            }
+        }
+        for statement in SCHEMA {
+            self.execute(statement, &[])?;
+        }
+        // Created when missing, never replaced: concurrent replacements of one function fail
+        // each other (`tuple concurrently updated`) however often they are retried.
+        if self.db.dialect() == Dialect::Postgres
+            && self
+                .query("SELECT 1 FROM pg_proc WHERE proname = 'hub_unread'", &[])?
+                .is_empty()
+        {
+            self.execute(PG_UNREAD, &[])?;
+        }
+        Ok(())
     }
 
     /// Runs `op` in an IMMEDIATE transaction (SQLite only): committed if it succeeds, rolled back
@@ -609,6 +890,27 @@ fn store_error(e: SqlError) -> HubError {
     }
 }
 
+/// The first column of the first row, as lowercase text.
+fn first_text(rows: &[Vec<SqlValue>]) -> Option<String> {
+    match rows.first()?.first()? {
+        SqlValue::Text(text) => Some(text.to_ascii_lowercase()),
+        _ => None,
+    }
+}
+
+/// Whether `e` says the schema is missing a piece (set-up completes it).
+fn unprepared_error(e: &HubError) -> bool {
+    match e {
+        HubError::Store(e) => e.is_missing_object(),
+        HubError::Unprepared(_) => true,
+        _ => false,
+    }
+}
+
+fn unprepared() -> HubError {
+    HubError::Unprepared("a counter row of the hub is missing".to_owned())
+}
+
 fn corrupt(what: &str) -> HubError {
     HubError::Store(SqlError(format!(
         "unexpected value in the database: {what}"
@@ -616,14 +918,16 @@ fn corrupt(what: &str) -> HubError {
 }
 
 /// The ids of the messages an inbox answer holds (parameters: `$1` machine, `$2` oldest
-/// creation time, `$3` most messages, `$4` [`Limits::answer_bytes`]): the oldest first, up to
+/// creation time, `$3` most messages, `$4` [`Limits::answer_bytes`], `$5` the id after which
+/// to start): the oldest first, up to
 /// and including the one whose JSON takes the answer past the byte budget. One statement
 /// decides, so an acknowledging read deletes exactly what it answers.
 fn answer_ids() -> String {
     let size = format!("(6 * LENGTH(body) + {MESSAGE_JSON_OVERHEAD})");
     format!(
         "SELECT id FROM (SELECT id, SUM{size} OVER (ORDER BY id) - {size} AS before \
-         FROM hub_messages WHERE machine = $1 AND created >= $2 ORDER BY id LIMIT $3) w \
+         FROM hub_messages WHERE machine = $1 AND created >= $2 AND id > CAST($5 AS BIGINT) \
+         ORDER BY id LIMIT $3) w \
          WHERE w.before < CAST($4 AS BIGINT)"
     )
 }

@@ -21,45 +21,69 @@
 //!
 //! # Guarantees, and why they hold
 //!
-//! Tables (created on first use): `hub_machines(name, last_seen)`, `hub_messages(machine, id,
-//! sender, recipient, body, created)` with one row per recipient, `hub_counter` (the message id),
-//! `hub_sends` (idempotency keys). Every guarantee below rests on the atomicity of one statement
-//! or of one SQLite transaction, which both engines give; none rests on clocks or on key-value
-//! compare-and-swap.
+//! Tables (created on first use, and completed whenever a send finds a piece missing):
+//! `hub_machines(name, last_seen)`, `hub_messages(machine, id, sender, recipient, body,
+//! created)` with one row per recipient, `hub_counter` (the rows `ids`, the last message id, and
+//! `clock`, the last timestamp given), `hub_sends` (idempotency keys); on PostgreSQL also the
+//! function `hub_unread`. Delivery, order and acknowledgement rest on the atomicity of one
+//! statement or of one SQLite transaction, which both engines give, never on key-value
+//! compare-and-swap. Clocks decide only what expires (retention, keys after 24 h), how often
+//! `last_seen` is written, and the timestamps, which (6) keeps in id order.
 //!
-//! 1. **A message answered 201 is stored for each recipient, once.** The copies are written by
-//!    one `INSERT … SELECT` in the same atomic unit as the id allocation: all or none. A broadcast
-//!    goes to the machines registered when that statement runs (its snapshot), except the sender,
-//!    machines unseen for the retention period and full inboxes. Registration is one upsert, so
-//!    concurrent first registrations all land.
+//! 1. **A message answered 201 is stored once in the inbox of each of its recipients.** The
+//!    copies are written by one `INSERT … SELECT` in the same atomic unit as the id allocation:
+//!    all or none. The recipients of a direct send: the machine named (refused with 507 when its
+//!    inbox is full, nothing stored). Of a broadcast: the machines registered when that
+//!    statement runs (its snapshot) and seen within the retention period, except the sender,
+//!    and except those whose inbox is full: they miss that broadcast, and its 201 does not say
+//!    so. Registration is one upsert, so concurrent first registrations all land.
 //! 2. **Ids are committed in increasing order.** The id comes from `UPDATE hub_counter SET value =
 //!    value + 1 … RETURNING value`. On PostgreSQL that row stays locked until the statement that
 //!    took it commits, and the copies are inserted by that same statement (one `WITH` statement),
 //!    so no smaller id can commit after a larger one is visible. On SQLite the send is one
 //!    `BEGIN IMMEDIATE` transaction and writers are serialized. Hence: once a reader sees id `n`
-//!    in an inbox, every message of that inbox with an id below `n` is already visible.
+//!    in an inbox, every message of that inbox with an id below `n` is already visible, which is
+//!    what lets an event stream resume after the last id it sent.
 //! 3. **An acknowledging read (`ack=true`) returns each message to one reader only, and deletes
 //!    only what it returns.** It is one `DELETE … WHERE id IN (the oldest `limit`, cut where their
 //!    JSON would pass `Limits::answer_bytes`) RETURNING …`: a row is deleted by exactly one
 //!    statement, and the answer never grows past what one instance can build. A reader whose
-//!    chosen rows were all taken by a concurrent reader looks again.
+//!    chosen rows were all taken by a concurrent reader looks again. A long-poll (`?wait=`)
+//!    deletes nothing while it waits, and before each look checks that its client is still
+//!    there ([`wait`]); what remains is the window every acknowledging read has, between the
+//!    `DELETE` and the client receiving the answer. The two-step acknowledgement has none.
 //! 4. **The two-step acknowledgement loses nothing.** A plain read changes nothing; `POST
 //!    /api/inbox/<m>/ack {"through": n}` deletes that inbox's messages with `id <= n`. By (2),
 //!    those are exactly messages the reader could have seen: none arrives later below `n`. A
 //!    client that dies before acknowledging gets the same messages again; a repeat deletes 0.
-//! 5. **Order.** An inbox is read by `ORDER BY id`: each sender's messages in the order it sent
-//!    them (each send commits before the next starts), all senders' in commit order.
-//! 6. **Idempotent send.** With an `Idempotency-Key`, the send first looks the key up; on
+//! 5. **Order.** An inbox is read by `ORDER BY id`, that is in commit order (2). A sender that
+//!    waits for each 201 before its next send finds its messages in the order it sent them;
+//!    sends in flight at the same time (one sender's or several) are ordered as they commit.
+//! 6. **Timestamps never go back in id order.** A send sets the `clock` row to the greater of
+//!    its value and the sender's clock, under the same lock as its id (PostgreSQL: in the same
+//!    statement, after the id; SQLite: in the same transaction), and stamps the message with
+//!    the result. A clock that steps back repeats the last timestamp; one that runs ahead
+//!    carries the hub's timestamps ahead with it until the others catch up.
+//! 7. **Idempotent send.** With an `Idempotency-Key`, the send first looks the key up; on
 //!    PostgreSQL the key row is claimed in the same statement as the copies (`ON CONFLICT DO
 //!    NOTHING`, and the copies are written only if the claim succeeded), on SQLite in the same
 //!    transaction. So two racing retries store one message, and both answer its 201 body. A
 //!    key belongs to its sender; the same key with another recipient or body is refused (422),
 //!    never answered with the first message.
-//! 7. **Bounded.** A send to an inbox holding `hub_max_unread` messages is refused (507); a
-//!    broadcast skips such inboxes. Each send purges unread messages older than
-//!    `hub_retention_days`, machines unseen for as long, and keys older than 24 h; reads never
-//!    return expired messages. Checked against the statement's snapshot, so concurrent sends may
-//!    overshoot the cap by the number of senders racing.
+//! 8. **Bounded.** An inbox holds at most `hub_max_unread` messages: the count is taken under
+//!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_unread`, a `VOLATILE`
+//!    function whose fresh snapshot sees every send committed before the lock was taken), so
+//!    the cap is exact. The hub knows at most `hub_max_machines` machines (senders, registering
+//!    readers and every recipient named), so the store holds at most that many inboxes of
+//!    `hub_max_unread` messages of 64 KiB (on PostgreSQL, new names that race may pass the
+//!    machine cap by as many as race). Each send purges unread messages older than
+//!    `hub_retention_days`, machines unseen for as long that hold no messages, and keys older
+//!    than 24 h; reads never return expired messages.
+//! 9. **Set-up is idempotent and checked.** Every set-up statement can run any number of times
+//!    (`IF NOT EXISTS`, `ON CONFLICT DO NOTHING`), set-ups racing each other are retried pass by
+//!    pass, SQLite's write-ahead logging must be on before the counter rows are written, and the
+//!    counter rows must exist at the end. A lost `ids` row restarts after the largest id still
+//!    stored (messages or keys), never at 0.
 //!
 //! Spin specifics (v4.0.2): each `spin:sqlite` connection is a fresh rusqlite connection, closed
 //! (so rolled back) with the request; `spin:postgres` connections are pooled and an unfinished
@@ -73,10 +97,11 @@ pub mod auth;
 mod hub;
 mod model;
 mod sql;
+pub mod wait;
 
 pub use hub::{
-    Clock, DEFAULT_LIMIT, DEFAULT_MAX_UNREAD, DEFAULT_RETENTION_DAYS, Hub, IDEMPOTENCY_MS, Limits,
-    MAX_LIMIT, SEEN_EVERY_MS, SystemClock,
+    Clock, DEFAULT_LIMIT, DEFAULT_MAX_MACHINES, DEFAULT_MAX_UNREAD, DEFAULT_MAX_WAIT,
+    DEFAULT_RETENTION_DAYS, Hub, IDEMPOTENCY_MS, Limits, MAX_LIMIT, SEEN_EVERY_MS, SystemClock,
 };
 pub use model::{
     BROADCAST, IdempotencyKey, Inbox, InboxMessage, MAX_BODY, MAX_KEY_LEN, MAX_NAME_LEN,
@@ -96,9 +121,16 @@ pub enum HubError {
     /// The recipient's inbox is at its unread cap (507).
     #[error("{0}")]
     InboxFull(String),
+    /// The hub knows `hub_max_machines` machines and would have to register one more (507).
+    #[error("{0}")]
+    MachinesFull(String),
     /// An `Idempotency-Key` the sender already used for a different recipient or body (422).
     #[error("{0}")]
     KeyReused(String),
+    /// The hub's tables are not (completely) set up; set-up runs and the operation is tried
+    /// again, so this reaches a client (500) only when set-up could not complete.
+    #[error("{0}")]
+    Unprepared(String),
     /// A setting has a value the hub cannot use (500).
     #[error("{0}")]
     Config(String),

@@ -79,11 +79,13 @@ impl Dialect {
 pub struct SqlError(pub String);
 
 impl SqlError {
-    /// Whether the statement failed because the hub's tables do not exist yet (SQLite: `no such
-    /// table`; PostgreSQL: `relation ... does not exist`): the hub then creates them and retries.
-    pub fn is_missing_table(&self) -> bool {
+    /// Whether the statement failed because the hub's tables (or, on PostgreSQL, its function)
+    /// do not exist yet (SQLite: `no such table`; PostgreSQL: `relation ... does not exist`,
+    /// `function ... does not exist`): the hub then sets them up and retries.
+    pub fn is_missing_object(&self) -> bool {
         self.0.contains("no such table")
-            || (self.0.contains("relation") && self.0.contains("does not exist"))
+            || ((self.0.contains("relation") || self.0.contains("function"))
+                && self.0.contains("does not exist"))
     }
 
     /// Whether the database was too busy to take the write (SQLite's busy timeout ran out, or a
@@ -141,12 +143,16 @@ mod tests {
 
     #[test]
     fn errors_are_classified_from_both_engines_messages() {
-        assert!(SqlError("no such table: hub_messages".into()).is_missing_table());
+        assert!(SqlError("no such table: hub_messages".into()).is_missing_object());
         assert!(
             SqlError("db error: ERROR: relation \"hub_messages\" does not exist".into())
-                .is_missing_table()
+                .is_missing_object()
         );
-        assert!(!SqlError("syntax error".into()).is_missing_table());
+        assert!(
+            SqlError("function hub_unread(text, bigint, bigint) does not exist".into())
+                .is_missing_object()
+        );
+        assert!(!SqlError("syntax error".into()).is_missing_object());
         assert!(SqlError("Io(\"database is locked\")".into()).is_busy());
         assert!(SqlError("ERROR: deadlock detected".into()).is_busy());
         assert!(!SqlError("UNIQUE constraint failed".into()).is_busy());

@@ -478,3 +478,72 @@ fn production_binds_each_token_to_its_machine() {
     assert_eq!(inbox["messages"][0]["body"], "x");
     assert_eq!(c.get("/machines", Some("tc")).0, StatusCode::OK);
 }
+
+fn get(hub: &Hub<SqliteDb>, uri: &str, headers: &[(&str, &str)]) -> dochub_http::Response {
+    let mut builder = http::Request::builder().method(Method::GET).uri(uri);
+    for (k, v) in headers {
+        builder = builder.header(*k, *v);
+    }
+    handle(
+        hub,
+        &HubAuth::new("development", ""),
+        builder.body(Body::Bytes(Vec::new())).unwrap(),
+    )
+}
+
+#[test]
+fn a_long_poll_is_woken_by_a_send_on_another_connection() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    assert!(hub.machines().unwrap().is_empty());
+    let path = db.path();
+    let sender = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let send = dochub_hub::SendRequest::from_json(br#"{"from":"a","to":"b","body":"hi"}"#);
+        Hub::new(SqliteDb::open(&path))
+            .send(&send.unwrap(), None)
+            .unwrap()
+    });
+    let started = std::time::Instant::now();
+    let res = get(&hub, "/api/inbox/b?wait=10&ack=true", &[]);
+    let sent = sender.join().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    assert_eq!(res.status, 200);
+    let text = String::from_utf8(res.body).unwrap();
+    // One space per look while it waited, then the inbox.
+    assert!(text.starts_with(' '), "{text:?}");
+    let value: Value = serde_json::from_str(text.trim_start()).unwrap();
+    assert_eq!(value["messages"][0]["id"], sent.id);
+    assert_eq!(value["messages"][0]["read"], true);
+}
+
+#[test]
+fn an_event_stream_sends_each_message_once_and_ends_with_a_retry_hint() {
+    let db = TestDb::new();
+    let limits = Limits {
+        max_wait: std::time::Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let hub = Hub::with_clock(SqliteDb::open(&db.path()), dochub_hub::SystemClock, limits);
+    for body in ["one", "two", "three"] {
+        let json = json!({"from": "a", "to": "b", "body": body}).to_string();
+        let send = dochub_hub::SendRequest::from_json(json.as_bytes()).unwrap();
+        hub.send(&send, None).unwrap();
+    }
+    let res = get(&hub, "/api/inbox/b/events", &[("last-event-id", "1")]);
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("content-type"), Some("text/event-stream"));
+    let text = String::from_utf8(res.body).unwrap();
+    let ids: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .collect();
+    assert_eq!(ids, ["2", "3"]);
+    assert!(text.starts_with("retry: 1000\n\n"), "{text:?}");
+    assert!(
+        text.ends_with("reconnect with Last-Event-ID: 3\nretry: 1000\n\n"),
+        "{text:?}"
+    );
+    let refused = get(&hub, "/api/inbox/b/events", &[("accept", "text/html")]);
+    assert_eq!(refused.status, 406);
+}

@@ -317,10 +317,151 @@ fn a_full_inbox_refuses_direct_sends_and_is_skipped_by_broadcasts() {
 }
 
 #[test]
+fn timestamps_never_go_back_in_id_order_even_when_the_clock_does() {
+    let db = TestDb::new();
+    let clock = ManualClock::at(T0 + 10_000);
+    let hub = db.hub_with(&clock, Limits::default());
+    let first = hub.send(&req("a", "b", "first"), None).unwrap();
+    clock.set(T0);
+    let second = hub.send(&req("a", "b", "second"), None).unwrap();
+    assert!(second.id > first.id);
+    assert_eq!(
+        second.timestamp, first.timestamp,
+        "the hub's clock never steps back"
+    );
+    clock.set(T0 + 20_000);
+    let third = hub.send(&req("a", "b", "third"), None).unwrap();
+    assert_eq!(third.timestamp, "2026-01-01T00:00:20.000Z");
+    let read = hub.inbox(&name("b"), 10, false, true).unwrap().messages;
+    let stamps: Vec<_> = read.iter().map(|m| m.message.timestamp.clone()).collect();
+    assert_eq!(
+        stamps,
+        [first.timestamp.clone(), first.timestamp, third.timestamp]
+    );
+}
+
+/// The schema of the hub before the clock row existed, in SQLite's default journal mode.
+fn old_database(db: &TestDb, ids: i64) {
+    let conn = SqliteDb::open(&db.path());
+    conn.conn()
+        .execute_batch(&format!(
+            "PRAGMA journal_mode=DELETE;
+             CREATE TABLE hub_machines (name TEXT PRIMARY KEY, last_seen BIGINT NOT NULL);
+             CREATE TABLE hub_messages (machine TEXT NOT NULL, id BIGINT NOT NULL,
+               sender TEXT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL,
+               created BIGINT NOT NULL, PRIMARY KEY (machine, id));
+             CREATE TABLE hub_counter (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+             INSERT INTO hub_counter VALUES ('ids', {ids});
+             CREATE TABLE hub_sends (sender TEXT NOT NULL, idem_key TEXT NOT NULL,
+               id BIGINT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL,
+               created BIGINT NOT NULL, PRIMARY KEY (sender, idem_key));"
+        ))
+        .unwrap();
+}
+
+fn journal_mode(db: &TestDb) -> String {
+    SqliteDb::open(&db.path())
+        .conn()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn set_up_completes_an_older_database_and_turns_on_write_ahead_logging() {
+    let db = TestDb::new();
+    old_database(&db, 7);
+    assert_eq!(journal_mode(&db), "delete");
+    let sent = db
+        .hub()
+        .send(&req("a", "b", "after the upgrade"), None)
+        .unwrap();
+    assert_eq!(sent.id, 8, "ids go on from the old counter");
+    assert_eq!(journal_mode(&db), "wal");
+    assert_eq!(bodies(&db.hub(), "b", 5, true), ["after the upgrade"]);
+}
+
+#[test]
+fn a_lost_counter_row_is_restored_after_the_largest_id_still_stored() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    for i in 0..3 {
+        hub.send(
+            &req("a", "b", &format!("m{i}")),
+            Some(&key(&format!("k{i}"))),
+        )
+        .unwrap();
+    }
+    hub.inbox(&name("b"), 10, true, true).unwrap();
+    // The messages are read and gone; the keys still hold their ids.
+    let conn = SqliteDb::open(&db.path());
+    conn.conn()
+        .execute("DELETE FROM hub_counter WHERE name = 'ids'", [])
+        .unwrap();
+    let sent = hub.send(&req("a", "b", "after"), None).unwrap();
+    assert_eq!(
+        sent.id, 4,
+        "the id after the largest stored, never one given before"
+    );
+
+    // A set-up that stopped after creating the counter table, before its rows.
+    let fresh = TestDb::new();
+    SqliteDb::open(&fresh.path())
+        .conn()
+        .execute_batch("CREATE TABLE hub_counter (name TEXT PRIMARY KEY, value BIGINT NOT NULL)")
+        .unwrap();
+    assert_eq!(fresh.hub().send(&req("a", "b", "x"), None).unwrap().id, 1);
+}
+
+#[test]
+fn the_hub_takes_no_new_machine_beyond_hub_max_machines() {
+    let db = TestDb::new();
+    let limits = Limits {
+        max_machines: 3,
+        ..Limits::default()
+    };
+    let clock = ManualClock::at(T0);
+    let hub = db.hub_with(&clock, limits);
+    hub.send(&req("a", "b", "hello"), None).unwrap();
+    hub.inbox(&name("c"), 1, true, true).unwrap();
+    let full =
+        |e: HubError| matches!(&e, HubError::MachinesFull(m) if m.contains("hub_max_machines"));
+    assert!(full(
+        hub.send(&req("d", "b", "new sender"), None).unwrap_err()
+    ));
+    assert!(full(
+        hub.send(&req("a", "e", "new recipient"), None).unwrap_err()
+    ));
+    assert!(full(hub.inbox(&name("f"), 1, true, true).unwrap_err()));
+    // Known machines go on as before; an anonymous peek registers nothing.
+    hub.send(&req("c", "b", "again"), None).unwrap();
+    hub.send(&req("a", "all", "everyone"), None).unwrap();
+    assert!(
+        hub.inbox(&name("g"), 1, false, false)
+            .unwrap()
+            .messages
+            .is_empty()
+    );
+    // `b` was named as a recipient but never seen: it gets no broadcasts until it reads.
+    assert_eq!(bodies(&hub, "b", 10, true), ["hello", "again"]);
+    assert_eq!(bodies(&hub, "c", 10, true), ["everyone"]);
+    // A machine without messages, unseen for the retention period, is forgotten.
+    clock.advance(Limits::default().retention_ms + 1);
+    hub.send(&req("a", "e", "room again"), None).unwrap();
+    assert_eq!(bodies(&hub, "e", 10, true), ["room again"]);
+}
+
+#[test]
 fn unread_messages_and_silent_machines_expire_after_the_retention_period() {
     let db = TestDb::new();
     let day = 24 * 60 * 60 * 1000;
-    let limits = Limits::parse("", "2").unwrap();
+    let limits = Limits::from_variables(|name| {
+        if name == "hub_retention_days" {
+            "2".to_owned()
+        } else {
+            String::new()
+        }
+    })
+    .unwrap();
     assert_eq!(limits.retention_ms, 2 * day);
     let clock = ManualClock::at(T0);
     let hub = db.hub_with(&clock, limits);
@@ -356,13 +497,31 @@ fn unread_messages_and_silent_machines_expire_after_the_retention_period() {
 
 #[test]
 fn limits_come_from_variables_with_documented_defaults() {
-    assert_eq!(Limits::parse("", "").unwrap(), Limits::default());
+    let parse = |vars: &[(&str, &str)]| {
+        Limits::from_variables(|name| {
+            let value = vars.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+            value.unwrap_or_default().to_owned()
+        })
+    };
+    assert_eq!(parse(&[]).unwrap(), Limits::default());
     assert_eq!(Limits::default().max_unread, 10_000);
+    assert_eq!(Limits::default().max_machines, 10_000);
     assert_eq!(Limits::default().retention_ms, 30 * 24 * 60 * 60 * 1000);
-    assert_eq!(Limits::parse(" 20 ", "1").unwrap().max_unread, 20);
-    for (unread, days) in [("0", ""), ("x", ""), ("", "0"), ("", "-1"), ("", "36501")] {
-        let err = Limits::parse(unread, days).unwrap_err();
-        assert!(matches!(err, HubError::Config(_)), "{unread:?} {days:?}");
+    assert_eq!(parse(&[("hub_max_unread", " 20 ")]).unwrap().max_unread, 20);
+    assert_eq!(parse(&[("hub_max_machines", "3")]).unwrap().max_machines, 3);
+    for bad in [
+        ("hub_max_unread", "0"),
+        ("hub_max_unread", "x"),
+        ("hub_max_machines", "0"),
+        ("hub_retention_days", "0"),
+        ("hub_retention_days", "-1"),
+        ("hub_retention_days", "36501"),
+    ] {
+        let err = parse(&[bad]).unwrap_err();
+        assert!(
+            matches!(&err, HubError::Config(m) if m.contains(bad.0)),
+            "{bad:?}: {err}"
+        );
     }
 }
 
@@ -535,5 +694,37 @@ fn registration_racing_broadcasts_loses_no_machine_and_duplicates_nothing() {
                 "{m} missed broadcast {id} sent after it registered"
             );
         }
+    }
+}
+
+#[test]
+fn forty_first_senders_on_a_fresh_database_all_get_an_answer() {
+    for _ in 0..5 {
+        let db = TestDb::new();
+        let limits = Limits {
+            max_unread: 5,
+            ..Limits::default()
+        };
+        let barrier = Arc::new(Barrier::new(40));
+        let results: Vec<_> = (0..40)
+            .map(|i| {
+                let (path, barrier) = (db.path(), barrier.clone());
+                std::thread::spawn(move || {
+                    let hub =
+                        Hub::with_clock(SqliteDb::open(&path), dochub_hub::SystemClock, limits);
+                    barrier.wait();
+                    hub.send(&req(&format!("s{i}"), "capped", "m"), None)
+                })
+            })
+            .collect();
+        let mut stored = 0;
+        for r in results {
+            match r.join().unwrap() {
+                Ok(_) => stored += 1,
+                Err(HubError::InboxFull(_)) => {}
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+        assert_eq!(stored, 5);
     }
 }

@@ -91,6 +91,11 @@ impl ManualClock {
         Self(Arc::new(AtomicI64::new(ms)))
     }
 
+    /// Sets the clock, backwards too (as NTP may).
+    pub fn set(&self, ms: i64) {
+        self.0.store(ms, Ordering::SeqCst);
+    }
+
     /// Moves the clock forward.
     pub fn advance(&self, ms: i64) {
         self.0.fetch_add(ms, Ordering::SeqCst);

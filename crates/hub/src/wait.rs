@@ -1,0 +1,217 @@
+//! Reads that wait for messages: the long-poll (`GET /api/inbox/<m>?wait=<s>`) and the event
+//! stream (`GET /api/inbox/<m>/events`).
+//!
+//! Spin offers no notification between component instances, so a waiting request looks at
+//! the store itself: first after [`FIRST_LOOK`], then twice as long each time up to
+//! [`LOOK_EVERY`], with one cheap indexed query per look and no transaction or lock held in
+//! between. A send through any instance sharing the database is seen at the next look.
+//!
+//! The answer's head (`200`) goes out when the wait starts; while waiting, a long-poll writes
+//! one space per look (JSON may start with white space) and a stream a comment line every
+//! [`KEEP_ALIVE`]. A write fails once the client has gone, and the request stops there: an
+//! acknowledging long-poll whose client gave up takes nothing.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crate::HubError;
+use crate::hub::{Clock, Hub};
+use crate::model::{Inbox, InboxMessage, MachineName};
+use crate::sql::Sql;
+
+/// The first look at the store after a wait starts.
+pub const FIRST_LOOK: Duration = Duration::from_millis(50);
+/// The longest pause between two looks: a message waits at most this long to be seen.
+pub const LOOK_EVERY: Duration = Duration::from_millis(200);
+/// An event stream writes a comment line at least this often, so that idle connections stay
+/// open through proxies, a client that left is noticed within a few seconds, and a host that
+/// stops silent responses (`dochub-host` after its request timeout) sees the stream moving.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(1);
+/// What a stream tells its client to wait before reconnecting, in milliseconds.
+pub const RETRY_MS: u64 = 1_000;
+/// An event stream reads at most this many messages per look.
+const STREAM_BATCH: usize = 100;
+
+/// How a waiting request lets time pass: the component blocks on a WASI clock, native code
+/// sleeps its thread ([`ThreadPause`]).
+pub trait Pause {
+    /// Time on a clock that never goes back, from any fixed start.
+    fn monotonic(&self) -> Duration;
+    /// Blocks for `duration`.
+    fn sleep(&self, duration: Duration);
+}
+
+/// [`Pause`] on the thread's own clock and sleep.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadPause {
+    start: Instant,
+}
+
+impl Default for ThreadPause {
+    fn default() -> Self {
+        Self {
+            start: Instant::now(),
+        }
+    }
+}
+
+impl Pause for ThreadPause {
+    fn monotonic(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration);
+    }
+}
+
+/// Why a waiting request stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum WaitError {
+    /// The client is gone (or its connection failed): nothing more was taken.
+    #[error("the client left: {0}")]
+    ClientLeft(std::io::Error),
+    /// The store failed.
+    #[error(transparent)]
+    Hub(#[from] HubError),
+}
+
+/// A long-poll on an empty inbox, to run once its `200` head is sent.
+#[derive(Debug, Clone)]
+pub struct WaitingRead {
+    pub(crate) machine: MachineName,
+    pub(crate) limit: usize,
+    pub(crate) ack: bool,
+    pub(crate) wait: Duration,
+}
+
+impl WaitingRead {
+    /// Waits until the inbox has messages or the wait ends, then writes the inbox JSON (empty at
+    /// the end of the wait). Before each look it writes a space: if that fails, the client is
+    /// gone and nothing is read, so an acknowledging read whose client gave up takes nothing.
+    pub fn run<S: Sql, C: Clock>(
+        &self,
+        hub: &Hub<S, C>,
+        pause: &dyn Pause,
+        out: &mut dyn Write,
+    ) -> Result<(), WaitError> {
+        let end = pause.monotonic() + self.wait;
+        let mut looks = Looks::default();
+        loop {
+            let now = pause.monotonic();
+            if now >= end {
+                let empty = Inbox {
+                    machine: self.machine.to_string(),
+                    messages: Vec::new(),
+                };
+                return write_json(out, &empty);
+            }
+            pause.sleep(looks.next().min(end - now));
+            out.write_all(b" ")
+                .and_then(|()| out.flush())
+                .map_err(WaitError::ClientLeft)?;
+            if hub.has_unread(&self.machine, 0)? {
+                let inbox = hub.inbox(&self.machine, self.limit, self.ack, false)?;
+                // Empty when a concurrent acknowledging reader took them first: wait on.
+                if !inbox.messages.is_empty() {
+                    return write_json(out, &inbox);
+                }
+            }
+        }
+    }
+}
+
+/// An event stream, to run once its `200` head is sent.
+#[derive(Debug, Clone)]
+pub struct EventStream {
+    pub(crate) machine: MachineName,
+    pub(crate) after: u64,
+    pub(crate) lifetime: Duration,
+}
+
+impl EventStream {
+    /// Writes one event per message of the inbox with an id above `after`, as they arrive,
+    /// for the stream's lifetime; then a `retry:` hint and the end. Nothing is acknowledged.
+    /// Ids are committed in increasing order, so resuming after the last id seen skips nothing.
+    pub fn run<S: Sql, C: Clock>(
+        &self,
+        hub: &Hub<S, C>,
+        pause: &dyn Pause,
+        out: &mut dyn Write,
+    ) -> Result<(), WaitError> {
+        let start = pause.monotonic();
+        let end = start + self.lifetime;
+        let mut after = self.after;
+        let mut looks = Looks::default();
+        let mut quiet_since = start;
+        write_flush(out, format!("retry: {RETRY_MS}\n\n").as_bytes())?;
+        loop {
+            let messages = hub.messages_after(&self.machine, after, STREAM_BATCH)?;
+            // A full batch: more may be waiting, so the next look comes at once.
+            let more = messages.len() == STREAM_BATCH;
+            let now = pause.monotonic();
+            if !messages.is_empty() {
+                let mut events = Vec::new();
+                for message in messages {
+                    after = message.id;
+                    let data = serde_json::to_string(&InboxMessage {
+                        message,
+                        read: false,
+                    })
+                    .map_err(json_error)?;
+                    events.extend_from_slice(format!("id: {after}\ndata: {data}\n\n").as_bytes());
+                }
+                write_flush(out, &events)?;
+                quiet_since = now;
+                looks = Looks::default();
+            } else if now.saturating_sub(quiet_since) >= KEEP_ALIVE {
+                write_flush(out, b": keep-alive\n\n")?;
+                quiet_since = now;
+            }
+            if now >= end {
+                let bye = format!(
+                    ": the stream ends after {} s; reconnect with Last-Event-ID: {after}\n\
+                     retry: {RETRY_MS}\n\n",
+                    self.lifetime.as_secs()
+                );
+                return write_flush(out, bye.as_bytes());
+            }
+            if !more {
+                pause.sleep(looks.next().min(end - now));
+            }
+        }
+    }
+}
+
+/// The pauses between looks: [`FIRST_LOOK`], then doubling up to [`LOOK_EVERY`].
+#[derive(Debug, Clone, Copy)]
+struct Looks(Duration);
+
+impl Default for Looks {
+    fn default() -> Self {
+        Self(FIRST_LOOK)
+    }
+}
+
+impl Looks {
+    fn next(&mut self) -> Duration {
+        let pause = self.0;
+        self.0 = (self.0 * 2).min(LOOK_EVERY);
+        pause
+    }
+}
+
+fn write_flush(out: &mut dyn Write, bytes: &[u8]) -> Result<(), WaitError> {
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(WaitError::ClientLeft)
+}
+
+fn write_json(out: &mut dyn Write, inbox: &Inbox) -> Result<(), WaitError> {
+    let body = serde_json::to_vec(inbox).map_err(json_error)?;
+    write_flush(out, &body)
+}
+
+fn json_error(e: serde_json::Error) -> HubError {
+    HubError::Store(crate::SqlError(format!("cannot write JSON: {e}")))
+}
