@@ -8,6 +8,9 @@ one of:
   {"op": "list_resources"} | {"op": "read_resource", "uri": str}
   {"op": "http", "url": str}       GET a URL directly (the hub's state between MCP calls)
   {"op": "exec", "argv": [str]}    run a fixed program (the test drops the SSH link this way)
+  {"op": "post_later", "url": str, "json": {...}, "delay_ms": int}
+                                   POST JSON from a background thread after a delay (a send
+                                   that arrives while a tool call waits)
 Prints one JSON document: {"initialize": {...}, "steps": [{"ok": result} | {"error": str}, ...]},
 each step with "ms", its wall-clock time. A failing step does not stop the script: the tests
 check that the server keeps answering after errors.
@@ -17,6 +20,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -41,6 +45,18 @@ async def step(session, s):
     if op == "http":
         with urllib.request.urlopen(s["url"], timeout=30) as r:
             return json.loads(r.read())
+    if op == "post_later":
+        def post():
+            time.sleep(s["delay_ms"] / 1000)
+            request = urllib.request.Request(
+                s["url"],
+                data=json.dumps(s["json"]).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            urllib.request.urlopen(request, timeout=30).read()
+
+        threading.Thread(target=post, daemon=True).start()
+        return {"scheduled": True}
     if op == "exec":
         done = subprocess.run(s["argv"], capture_output=True, text=True, timeout=30)
         return {"status": done.returncode}

@@ -361,3 +361,83 @@ async fn usage_errors_name_the_problem() {
     let o = dochub(&["mcp", "--machine", "all"], &[], None).await;
     assert_one_line_error(&o, "`--machine` cannot be `all`");
 }
+
+/// `hub inbox --wait` holds an empty read; `hub watch` prints messages as they arrive,
+/// acknowledges only what it printed, and stops cleanly on
+/// Ctrl-C (SIGINT).
+#[tokio::test(flavor = "multi_thread")]
+async fn hub_inbox_waits_and_watch_follows_an_inbox() {
+    use tokio::io::AsyncBufReadExt;
+    let app = basic_app().await;
+    let url = app.base_url().to_owned();
+    let env = [("DOCHUB_URL", url.as_str())];
+    let started = std::time::Instant::now();
+    let o = dochub(&["hub", "inbox", "watched", "--wait", "1"], &env, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "no unread messages for watched\n");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(950));
+    let o = dochub(&["hub", "inbox", "watched", "--wait", "soon"], &env, None).await;
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    let mut child = tokio::process::Command::new(dochub_bin().unwrap())
+        .args(["hub", "watch", "watched", "--json"])
+        .env("DOCHUB_URL", &url)
+        .env_remove("DOCHUB_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let send = |body: &'static str| async move {
+        let o = dochub(
+            &["hub", "send", "--from", "poster", "--to", "watched", body],
+            &env,
+            None,
+        )
+        .await;
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    let mut seen = Vec::new();
+    for body in ["first", "second", "third"] {
+        send(body).await;
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("watch prints within seconds")
+            .unwrap()
+            .unwrap();
+        let message: Value = serde_json::from_str(&line).unwrap();
+        seen.push(message["body"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(seen, ["first", "second", "third"]);
+    // Printed, then acknowledged: the inbox empties.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let o = dochub(&["hub", "inbox", "watched", "--json"], &env, None).await;
+        if json_out(&o)["messages"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never acknowledged");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // Ctrl-C in the middle of a wait: exit 0, at once.
+    let pid = child.id().unwrap() as i32;
+    let stopped = std::time::Instant::now();
+    assert_eq!(send_sigint(pid), 0);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(5), child.wait())
+        .await
+        .expect("watch stops on Ctrl-C")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(stopped.elapsed().as_secs() < 5);
+    app.stop().await;
+}
+
+/// Sends SIGINT to `pid` with the `kill` command; its exit code.
+fn send_sigint(pid: i32) -> i32 {
+    std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .code()
+        .unwrap_or(-1)
+}

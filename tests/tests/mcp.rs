@@ -154,7 +154,8 @@ async fn every_tool_and_resource_through_the_python_sdk() {
             "read_doc",
             "read_inbox",
             "search_docs",
-            "send_message"
+            "send_message",
+            "wait_for_messages"
         ])
     );
     for t in tools {
@@ -283,7 +284,7 @@ async fn hub_down_is_a_tool_error_not_a_crash() {
     let s = steps(&report);
     assert!(tool_error(&s[0]).contains("cannot connect to"), "{}", s[0]);
     assert!(tool_error(&s[1]).contains("cannot connect to"), "{}", s[1]);
-    assert_eq!(s[2]["ok"]["tools"].as_array().unwrap().len(), 6);
+    assert_eq!(s[2]["ok"]["tools"].as_array().unwrap().len(), 7);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -339,5 +340,49 @@ async fn over_ssh_bodies_arrive_intact_and_a_dropped_link_reconnects() {
     assert_eq!(bodies(&tool_json(&s[4])), ["after the drop"]);
     assert_eq!(tool_json(&s[5])["project"]["id"], "alpha");
     assert!(!std::path::Path::new("/tmp/pwned").exists());
+    app.stop().await;
+}
+
+/// `wait_for_messages` returns as soon as a message arrives, returns an empty list when none
+/// does, and acknowledges what it returned at the next call, as `read_inbox` does.
+#[tokio::test(flavor = "multi_thread")]
+async fn wait_for_messages_wakes_on_a_send_and_acknowledges_at_the_next_call() {
+    let Some(python) = mcp_python() else { return };
+    let app = basic_app().await;
+    let inbox_url = app.url("/api/inbox/waiter?limit=500");
+    let script = json!({
+        "command": dochub_bin().unwrap(),
+        "args": ["mcp", "--machine", "waiter", "--hub", app.base_url()],
+        "steps": [
+            {"op": "post_later", "url": app.url("/api/send"), "delay_ms": 1000,
+             "json": {"from": "poster", "to": "waiter", "body": "worth the wait"}},
+            call("wait_for_messages", json!({"timeout_seconds": 20})),
+            {"op": "http", "url": inbox_url},
+            call("wait_for_messages", json!({"timeout_seconds": 1})),
+            {"op": "http", "url": inbox_url},
+            call("wait_for_messages", json!({"timeout_seconds": 26})),
+        ],
+    });
+    let report = run_mcp_client(&python, &script).unwrap();
+    let s = steps(&report);
+    assert_eq!(bodies(&tool_json(&s[1])), ["worth the wait"]);
+    let woke = s[1]["ms"].as_f64().unwrap();
+    assert!((900.0..5000.0).contains(&woke), "{woke} ms");
+    assert_eq!(
+        unread(&s[2]["ok"]),
+        ["worth the wait"],
+        "kept until the next call"
+    );
+    assert!(bodies(&tool_json(&s[3])).is_empty());
+    assert!(s[3]["ms"].as_f64().unwrap() >= 900.0, "{}", s[3]);
+    assert!(
+        unread(&s[4]["ok"]).is_empty(),
+        "acknowledged by the next call"
+    );
+    assert!(
+        tool_error(&s[5]).contains("`timeout_seconds` must be from 1 to 25"),
+        "{}",
+        s[5]
+    );
     app.stop().await;
 }

@@ -165,14 +165,28 @@ impl Client {
     }
 
     /// Reads an inbox, oldest first; with `ack` the hub marks what it returns read at once.
-    pub async fn inbox(&self, machine: &str, limit: u32, ack: bool) -> Result<Inbox, ClientError> {
-        let route = format!(
+    /// With `wait`, an empty inbox is held until a message arrives or the wait ends (the hub
+    /// cuts it to its `hub_max_wait`).
+    pub async fn inbox(
+        &self,
+        machine: &str,
+        limit: u32,
+        ack: bool,
+        wait: Option<Duration>,
+    ) -> Result<Inbox, ClientError> {
+        let mut route = format!(
             "/api/inbox/{}?limit={limit}&ack={ack}",
             encode_segment(machine)
         );
+        if let Some(wait) = wait {
+            route += &format!("&wait={}", wait.as_secs_f64());
+        }
         // An acknowledging read is not repeated: the first may have claimed messages whose
         // answer was lost, and a second would not return them.
-        let response = self.request(Method::GET, &route, None, None, !ack).await?;
+        let timeout = wait.map(|w| w + REQUEST_TIMEOUT);
+        let response = self
+            .request_with(Method::GET, &route, None, None, !ack, timeout)
+            .await?;
         decode(&route, response).await
     }
 
@@ -233,15 +247,31 @@ impl Client {
         key: Option<&str>,
         retry: bool,
     ) -> Result<reqwest::Response, ClientError> {
+        self.request_with(method, route, body, key, retry, None)
+            .await
+    }
+
+    /// [`Client::request`] with a timeout of its own (a long-poll outlasts the usual one).
+    async fn request_with(
+        &self,
+        method: Method,
+        route: &str,
+        body: Option<Value>,
+        key: Option<&str>,
+        retry: bool,
+        timeout: Option<Duration>,
+    ) -> Result<reqwest::Response, ClientError> {
         let (base, tunnel) = match &self.base {
             Base::Direct(url) => (url.clone(), None),
             Base::Ssh(t) => (t.base_url().await?, Some(t)),
         };
-        let first = self.attempt(&base, &method, route, &body, key).await;
+        let first = self
+            .attempt(&base, &method, route, &body, key, timeout)
+            .await;
         let response = match (first, tunnel) {
             (Err(e), Some(tunnel)) if retry => {
                 let base = tunnel.reconnect(&e.to_string()).await?;
-                self.attempt(&base, &method, route, &body, key)
+                self.attempt(&base, &method, route, &body, key, timeout)
                     .await
                     .map_err(|e| transport_error(&base, route, e))?
             }
@@ -257,8 +287,12 @@ impl Client {
         route: &str,
         body: &Option<Value>,
         key: Option<&str>,
+        timeout: Option<Duration>,
     ) -> Result<reqwest::Response, reqwest::Error> {
         let mut request = self.http.request(method.clone(), format!("{base}{route}"));
+        if let Some(timeout) = timeout {
+            request = request.timeout(timeout);
+        }
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }

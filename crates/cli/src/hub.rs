@@ -1,6 +1,7 @@
 //! `dochub hub send|inbox|machines`: the message hub from the shell.
 
 use std::io::Read;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
@@ -18,6 +19,9 @@ pub enum HubCommand {
     Send(SendArgs),
     /// Read a machine's unread messages, oldest first.
     Inbox(InboxArgs),
+    /// Print a machine's messages as they arrive, acknowledging each batch once it is printed,
+    /// until Ctrl-C.
+    Watch(WatchArgs),
     /// List the registered machines and when each was last seen.
     Machines,
 }
@@ -46,7 +50,31 @@ pub struct InboxArgs {
     /// Mark the messages read once they have been printed.
     #[arg(long)]
     ack: bool,
+    /// When the inbox is empty, wait up to this many seconds for a message (the hub cuts the
+    /// wait to its `hub_max_wait`, 25 s by default).
+    #[arg(long, value_parser = parse_seconds)]
+    wait: Option<Duration>,
 }
+
+/// Arguments of `hub watch`.
+#[derive(Args)]
+pub struct WatchArgs {
+    /// The machine whose inbox to follow.
+    machine: String,
+}
+
+/// Seconds, as a non-negative number (`10`, `0.5`).
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("`{text}` is not a number of seconds"))
+}
+
+/// How long one wait of `hub watch` asks for: the hub's default maximum.
+const WATCH_WAIT: Duration = Duration::from_secs(25);
+/// The longest pause before `hub watch` tries again after a failure.
+const WATCH_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Runs a `hub` subcommand.
 pub async fn run(client: &Client, command: HubCommand, out: &Output) -> anyhow::Result<()> {
@@ -73,6 +101,7 @@ pub async fn run(client: &Client, command: HubCommand, out: &Output) -> anyhow::
             })
         }
         HubCommand::Inbox(a) => inbox(client, &a, out).await,
+        HubCommand::Watch(a) => watch(client, &a.machine, out).await,
         HubCommand::Machines => {
             let machines = client.machines().await?;
             out.json_or(&machines, || machine_lines(&machines))
@@ -85,7 +114,7 @@ pub async fn run(client: &Client, command: HubCommand, out: &Output) -> anyhow::
 async fn inbox(client: &Client, a: &InboxArgs, out: &Output) -> anyhow::Result<()> {
     let two_step = a.ack && client.supports_ack(&a.machine).await?;
     let inbox = client
-        .inbox(&a.machine, a.limit, a.ack && !two_step)
+        .inbox(&a.machine, a.limit, a.ack && !two_step, a.wait)
         .await?;
     out.json_or(&inbox, || inbox_text(&inbox))?;
     if two_step && let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() {
@@ -95,6 +124,55 @@ async fn inbox(client: &Client, a: &InboxArgs, out: &Output) -> anyhow::Result<(
         }
     }
     Ok(())
+}
+
+/// Waits for messages, prints them, then acknowledges through the last one printed: a run
+/// stopped at any point has printed every message it acknowledged, and the next run starts
+/// with the rest. A failed request (the hub restarting, a dropped connection) is retried after
+/// a pause that doubles up to 30 s. Ctrl-C stops it at once: whatever was printed but not yet
+/// acknowledged is printed again by the next run, never lost.
+async fn watch(client: &Client, machine: &str, out: &Output) -> anyhow::Result<()> {
+    let stop = tokio::signal::ctrl_c();
+    tokio::pin!(stop);
+    let mut pause = Duration::from_secs(1);
+    loop {
+        let read = tokio::select! {
+            _ = &mut stop => return Ok(()),
+            read = client.inbox(machine, 50, false, Some(WATCH_WAIT)) => read,
+        };
+        let inbox = match read {
+            Ok(inbox) => inbox,
+            Err(e) => {
+                eprintln!("dochub: {e}; trying again in {} s", pause.as_secs());
+                tokio::select! {
+                    _ = &mut stop => return Ok(()),
+                    _ = tokio::time::sleep(pause) => {}
+                }
+                pause = (pause * 2).min(WATCH_BACKOFF);
+                continue;
+            }
+        };
+        pause = Duration::from_secs(1);
+        let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() else {
+            continue;
+        };
+        for message in &inbox.messages {
+            out.json_or(&message, || {
+                inbox_text(&Inbox {
+                    machine: inbox.machine.clone(),
+                    messages: vec![message.clone()],
+                })
+            })?;
+        }
+        match client.ack(machine, last).await {
+            Ok(Ack::Acknowledged(_)) => {}
+            Ok(Ack::Unsupported) => {
+                bail!("this hub has no acknowledgement route; `hub watch` needs it")
+            }
+            // At least once: the next read shows them again.
+            Err(e) => eprintln!("dochub: {e}; messages through #{last} will be shown again"),
+        }
+    }
 }
 
 fn inbox_text(inbox: &Inbox) -> String {

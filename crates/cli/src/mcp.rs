@@ -1,12 +1,13 @@
 //! `dochub mcp`: an MCP server on stdio (the official Rust SDK, `rmcp`) that turns an agent's tool
 //! calls into hub and docs requests, directly or through one SSH connection.
 //!
-//! Tools: `send_message`, `read_inbox`, `list_machines`, `list_docs`, `read_doc`, `search_docs`.
+//! Tools: `send_message`, `read_inbox`, `wait_for_messages`, `list_machines`, `list_docs`,
+//! `read_doc`, `search_docs`.
 //! Every docs page is also a resource, `dochub://docs/<project>/<subproject>/<page>`. The machine
 //! is fixed by `--machine`: an agent can neither send as nor read the inbox of another machine.
 //! A failure is a tool error carrying the reason; the server keeps serving.
 //!
-//! **`read_inbox` loses nothing.** It reads without acknowledging, returns the messages, and
+//! **`read_inbox` and `wait_for_messages` lose nothing.** It reads without acknowledging, returns the messages, and
 //! acknowledges them (`POST /api/inbox/<machine>/ack {"through": <last id>}`) at the start of the
 //! *next* `read_inbox` call, and only if the answer was written to stdout in full (a call the
 //! client cancelled is answered by nobody, so its messages stay unread). By then the client has
@@ -168,6 +169,20 @@ pub struct ReadArgs {
     pub limit: Option<u32>,
 }
 
+/// `wait_for_messages`' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitArgs {
+    /// How long to wait for a message when the inbox is empty, in seconds: 1 to 25 (default
+    /// 20), under the time clients give a tool call.
+    pub timeout_seconds: Option<u32>,
+    /// How many messages to return at most, 1 to 500 (default 20).
+    pub limit: Option<u32>,
+}
+
+/// The longest `wait_for_messages` waits: the hub's default `hub_max_wait`, and under the 30 to
+/// 60 s after which common MCP clients give up on a tool call.
+const MAX_WAIT_SECONDS: u32 = 25;
+
 /// `list_docs`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListDocsArgs {
@@ -235,10 +250,39 @@ impl DochubMcp {
                 "`limit` must be from 1 to 500, not {limit}"
             )));
         }
-        Ok(match self.read_inbox_inner(limit, context.id).await {
+        Ok(match self.read_inbox_inner(limit, context.id, None).await {
             Ok(inbox) => json_result(&inbox),
             Err(e) => tool_error(e),
         })
+    }
+
+    #[tool(
+        description = "Wait until this machine has unread messages in the dochub hub, then return them as read_inbox does (oldest first, JSON {machine, messages}); returns an empty list if none arrives within timeout_seconds (1 to 25, default 20). Use it instead of calling read_inbox in a loop. The messages returned are marked read when you call read_inbox or wait_for_messages again."
+    )]
+    async fn wait_for_messages(
+        &self,
+        Parameters(args): Parameters<WaitArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        let seconds = args.timeout_seconds.unwrap_or(20);
+        if !(1..=500).contains(&limit) {
+            return Ok(error_text(format!(
+                "`limit` must be from 1 to 500, not {limit}"
+            )));
+        }
+        if !(1..=MAX_WAIT_SECONDS).contains(&seconds) {
+            return Ok(error_text(format!(
+                "`timeout_seconds` must be from 1 to {MAX_WAIT_SECONDS}, not {seconds}"
+            )));
+        }
+        let wait = std::time::Duration::from_secs(seconds.into());
+        Ok(
+            match self.read_inbox_inner(limit, context.id, Some(wait)).await {
+                Ok(inbox) => json_result(&inbox),
+                Err(e) => tool_error(e),
+            },
+        )
     }
 
     #[tool(
@@ -295,14 +339,17 @@ impl DochubMcp {
 }
 
 impl DochubMcp {
+    /// Acknowledges what the last answer delivered, then reads (waiting up to `wait` for a
+    /// message); the answer's messages are acknowledged by the next call, once delivered.
     async fn read_inbox_inner(
         &self,
         limit: u32,
         id: RequestId,
+        wait: Option<std::time::Duration>,
     ) -> Result<dochub_hub::Inbox, ClientError> {
         let mode = self.ack_mode().await?;
         if mode == AckMode::OnRead {
-            return self.client.inbox(&self.machine, limit, true).await;
+            return self.client.inbox(&self.machine, limit, true, wait).await;
         }
         if let Some(through) = self.book.take_delivered() {
             let acked = self.client.ack(&self.machine, through).await;
@@ -320,7 +367,7 @@ impl DochubMcp {
                 });
             }
         }
-        let inbox = self.client.inbox(&self.machine, limit, false).await?;
+        let inbox = self.client.inbox(&self.machine, limit, false, wait).await?;
         if let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() {
             self.book.answered(id, last);
         }
@@ -388,7 +435,7 @@ impl ServerHandler for DochubMcp {
         )
         .with_server_info(Implementation::new("dochub", env!("CARGO_PKG_VERSION")))
         .with_instructions(format!(
-            "dochub: documentation and a message hub. You are machine `{}`: send_message sends as it, read_inbox reads its inbox. Browse docs with list_docs, search_docs and read_doc, or read pages as resources ({RESOURCE_PREFIX}<project>/<subproject>/<page>).",
+            "dochub: documentation and a message hub. You are machine `{}`: send_message sends as it, read_inbox reads its inbox, wait_for_messages waits for the next messages. Browse docs with list_docs, search_docs and read_doc, or read pages as resources ({RESOURCE_PREFIX}<project>/<subproject>/<page>).",
             self.machine
         ))
     }
