@@ -912,6 +912,53 @@ async fn a_component_past_the_request_deadline_gets_504_and_the_host_serves_on()
     host.shutdown().await;
 }
 
+/// After its head is out, a component that stops sending (spinning in wasm, or blocked in a
+/// host call) is stopped once the deadline passes; the client sees an unfinished body.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_component_stuck_after_its_response_head_is_stopped_by_the_deadline() {
+    if skip_under_spin("Spin sets no request deadline: the component would run for ever") {
+        return;
+    }
+    let deadline = Duration::from_secs(1);
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe_with(
+        dir.path(),
+        None,
+        Limits {
+            request_timeout: Some(deadline),
+            ..Limits::default()
+        },
+    )
+    .await;
+    let addr = host.addr();
+    for path in ["/probe/head-then-loop", "/probe/head-then-sleep"] {
+        let started = Instant::now();
+        let mut res = reqwest::get(format!("http://{addr}{path}")).await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(
+            res.chunk().await.unwrap().as_deref(),
+            Some(&b"started\n"[..]),
+            "{path}"
+        );
+        // Others are served meanwhile.
+        assert_eq!(get_json(&host, "/probe/env").await["PROBE_MODE"], "test");
+        let end = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                match res.chunk().await {
+                    Ok(Some(_)) => {}
+                    Ok(None) => return Ok(()),
+                    Err(e) => return Err(e),
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{path} was not cut off"));
+        assert!(end.is_err(), "{path}: the body must end unfinished, not complete");
+        assert!(started.elapsed() >= deadline, "{path}");
+    }
+    host.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn health_answers_within_two_seconds_when_the_database_never_answers() {
     if skip_under_spin("Spin waits for ever on a database that accepts and never answers") {

@@ -7,6 +7,8 @@
 //!   for a message, an event stream) for as long as it keeps the body moving. It is stopped when
 //!   the timeout passes without a byte of body going out (stuck in a host call, or a client that
 //!   reads nothing), or when it has run guest code for the timeout in all (a loop).
+//! - A body cut short by the deadline ends with an error (the connection is aborted, not
+//!   finished), so that a client never takes the part it got for the whole answer.
 //!
 //! Running time is measured with epoch interruption: the engine's epoch advances every
 //! [`crate::app::EPOCH_TICK`], and guest code that is running when it does calls back here.
@@ -39,6 +41,8 @@ pub(crate) struct Deadline {
     limit: Duration,
     start: Instant,
     answered: AtomicBool,
+    /// The deadline stopped the guest.
+    stopped: AtomicBool,
     /// When the body last sent something (or the response was set).
     last_write: Mutex<Instant>,
 }
@@ -50,6 +54,7 @@ impl Deadline {
             limit,
             start,
             answered: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
             last_write: Mutex::new(start),
         }
     }
@@ -90,6 +95,7 @@ impl Deadline {
                 done = &mut work => return Some(done),
                 _ = tokio::time::sleep_until(self.expiry()) => {
                     if self.expired(Instant::now()) {
+                        self.stopped.store(true, Ordering::Release);
                         return None;
                     }
                 }
@@ -113,6 +119,7 @@ impl Deadline {
             }
             last_tick = Some(now);
             if deadline.expired(now) || ran >= deadline.limit {
+                deadline.stopped.store(true, Ordering::Release);
                 return Ok(UpdateDeadline::Interrupt);
             }
             Ok(UpdateDeadline::YieldCustom(
@@ -146,8 +153,13 @@ impl Body for Watched {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if let Poll::Ready(Some(Ok(_))) = &polled {
-            self.deadline.wrote();
+        match &polled {
+            Poll::Ready(Some(Ok(_))) => self.deadline.wrote(),
+            // The guest was stopped mid-body: its dropped body reads as finished.
+            Poll::Ready(None) if self.deadline.stopped.load(Ordering::Acquire) => {
+                return Poll::Ready(Some(Err(BodyError::ConnectionTerminated)));
+            }
+            _ => {}
         }
         polled
     }

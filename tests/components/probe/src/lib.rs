@@ -4,12 +4,59 @@
 #![allow(unsafe_code)]
 
 use serde_json::{Value, json};
-use spin_sdk::http::{IntoResponse, Request, Response};
+use spin_sdk::http::conversions::TryFromIncomingRequest;
+use spin_sdk::http::{
+    Fields, IncomingRequest, IntoResponse, OutgoingResponse, Request, Response, ResponseOutparam,
+};
 use spin_sdk::http_component;
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 #[http_component]
-fn handle(req: Request) -> anyhow::Result<impl IntoResponse> {
+async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
+    let path_info = incoming
+        .headers()
+        .get("spin-path-info")
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    if let Some(after_head) = path_info.strip_prefix(b"/head-then-") {
+        return stuck_after_head(after_head, out);
+    }
+    let response = match Request::try_from_incoming_request(incoming).await {
+        Ok(req) => reply(req).into_response(),
+        Err(e) => Response::new(400, e.to_string()),
+    };
+    // As `#[http_component]` does for a handler that returns a whole response.
+    let mut response = response;
+    let body = std::mem::take(response.body_mut());
+    let outgoing = OutgoingResponse::try_from(response).expect("a valid response head");
+    if let Err(e) = out.set_with_body(outgoing, body).await {
+        eprintln!("cannot send the response: {e}");
+    }
+}
+
+/// Sends a 200 head and one line, then never finishes: `loop` spins in wasm, `sleep` waits in
+/// a host call. Only the host's deadline ends them (Spin has none).
+fn stuck_after_head(what: &[u8], out: ResponseOutparam) {
+    let response = OutgoingResponse::new(Fields::new());
+    let body = response.body().expect("a fresh response has a body");
+    out.set(response);
+    let stream = body.write().expect("a fresh body has a stream");
+    stream
+        .blocking_write_and_flush(b"started\n")
+        .expect("the client reads");
+    match what {
+        b"loop" => {
+            let mut n: u64 = 0;
+            loop {
+                n = std::hint::black_box(n.wrapping_add(1));
+            }
+        }
+        _ => std::thread::sleep(std::time::Duration::from_secs(3600)),
+    }
+}
+
+fn reply(req: Request) -> anyhow::Result<impl IntoResponse> {
     let path_info = req
         .header("spin-path-info")
         .and_then(|h| h.as_str())
