@@ -1377,9 +1377,22 @@ on_both!(
 
 /// 40 machines wait at once; one message to each wakes each with exactly its own.
 async fn forty_waiters(backend: Backend) {
+    many_waiters(backend, 40).await;
+}
+
+/// 100 waiters on PostgreSQL, more than Spin's pool of 64 connections: a waiting request holds
+/// no connection between its looks, so the sends that wake them get one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hundred_waiters_leave_the_connection_pool_to_others_on_postgres() {
+    if let Some(db) = PgDb::create().await {
+        many_waiters(Backend::Postgres(db), 100).await;
+    }
+}
+
+async fn many_waiters(backend: Backend, count: usize) {
     let app = backend.app().start().await.unwrap();
     let (c, base) = (Client::new(), app.base_url().to_owned());
-    let machines: Vec<String> = (0..40).map(|i| unique(&format!("w{i}"))).collect();
+    let machines: Vec<String> = (0..count).map(|i| unique(&format!("w{i}"))).collect();
     let waiters: Vec<_> = machines
         .iter()
         .map(|m| {
@@ -1387,7 +1400,7 @@ async fn forty_waiters(backend: Backend) {
             tokio::spawn(async move { waited(c.get(url).send().await.unwrap()).await })
         })
         .collect();
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     for m in &machines {
         send(&c, &base, "dispatcher", m, &format!("for {m}")).await;
     }

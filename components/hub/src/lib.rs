@@ -20,7 +20,7 @@ use dochub_http::{Incoming, Response, Settings, Surface, admit, finish, log};
 use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::wait::Pause;
-use dochub_hub::{Dialect, Hub, Limits, Sql, SqlError, SqlValue, SystemClock};
+use dochub_hub::{Dialect, Hub, HubError, Limits, Sql, SqlError, SqlValue, SystemClock};
 use futures::StreamExt;
 use http::StatusCode;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
@@ -97,35 +97,67 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
             ));
         }
     };
-    let url = variable("hub_database_url");
-    let url = url.trim();
+    let url = variable("hub_database_url").trim().to_owned();
     if url.is_empty() {
-        match sqlite3::Connection::open_default() {
-            Ok(conn) => serve(SpinSqlite(conn), limits, auth, request),
-            Err(e) => unavailable(&format!("cannot open the SQLite database `default`: {e:?}")),
-        }
+        // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
+        // than opening the database file at every look.
+        let conn = match open_sqlite() {
+            Ok(conn) => conn,
+            Err(e) => return unavailable(&e),
+        };
+        serve(move || Ok(conn.clone()), limits, auth, request)
     } else {
-        match pg3::Connection::open(url) {
-            Ok(conn) => serve(SpinPostgres(conn), limits, auth, request),
-            // The URL may hold a password: the error names the failure, not the address.
-            Err(e) => unavailable(&format!("cannot connect to the hub's PostgreSQL: {e:?}")),
-        }
+        serve(move || open_postgres(&url), limits, auth, request)
     }
 }
 
-fn serve(
-    db: impl Sql + 'static,
+/// Spin's SQLite database `default`.
+fn open_sqlite() -> Result<SpinSqlite, String> {
+    sqlite3::Connection::open_default()
+        .map(|conn| SpinSqlite(std::rc::Rc::new(conn)))
+        .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))
+}
+
+/// A connection from Spin's pool for the hub's PostgreSQL.
+fn open_postgres(url: &str) -> Result<SpinPostgres, String> {
+    pg3::Connection::open(url)
+        .map(SpinPostgres)
+        // The URL may hold a password: the error names the failure, not the address.
+        .map_err(|e| format!("cannot connect to the hub's PostgreSQL: {e:?}"))
+}
+
+/// Answers on a connection from `connect`; a long-poll or a stream opens one per look at the
+/// store and lets it go in between, so waiting requests do not hold the pool's connections.
+fn serve<D: Sql + 'static>(
+    connect: impl Fn() -> Result<D, String> + 'static,
     limits: Limits,
     auth: &HubAuth,
     request: http::Request<Body>,
 ) -> Reply {
+    let db = match connect() {
+        Ok(db) => db,
+        Err(e) => return unavailable(&e),
+    };
     let hub = Hub::with_clock(db, SystemClock, limits);
     match api::answer(&hub, auth, request) {
         Answer::Now(response) => Reply::Now(response),
-        Answer::Later(later) => Reply::Later(
-            later.head.clone(),
-            Box::new(move |out| later.run(&hub, &WasiPause, out).map_err(|e| e.to_string())),
-        ),
+        Answer::Later(later) => {
+            drop(hub);
+            let head = later.head.clone();
+            Reply::Later(
+                head,
+                Box::new(move |out| {
+                    let connect = || {
+                        connect()
+                            .map(|db| Hub::with_clock(db, SystemClock, limits))
+                            .map_err(HubError::Unavailable)
+                    };
+                    later
+                        .run(&connect, &WasiPause, out)
+                        .map_err(|e| e.to_string())
+                }),
+            )
+        }
     }
 }
 
@@ -201,8 +233,9 @@ async fn read_body(req: IncomingRequest, head: &http::Request<()>) -> Result<Bod
     Ok(Body::Bytes(bytes))
 }
 
-/// [`Sql`] over Spin's `spin:sqlite` (one connection for the request).
-struct SpinSqlite(sqlite3::Connection);
+/// [`Sql`] over Spin's `spin:sqlite` (one connection for the request; clones share it).
+#[derive(Clone)]
+struct SpinSqlite(std::rc::Rc<sqlite3::Connection>);
 
 fn sqlite_params(params: &[SqlValue]) -> Vec<sqlite3::Value> {
     params

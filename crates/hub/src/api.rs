@@ -32,7 +32,7 @@ use crate::auth::{Access, CHALLENGE, HubAuth};
 use crate::hub::{Clock, DEFAULT_LIMIT, Hub, MAX_LIMIT};
 use crate::model::{IdempotencyKey, MAX_BODY, MachineName, SendRequest};
 use crate::sql::Sql;
-use crate::wait::{EventStream, Pause, ThreadPause, WaitError, WaitingRead};
+use crate::wait::{Connect, EventStream, Pause, ThreadPause, WaitError, WaitingRead};
 
 /// The largest request body read: room for a 64 KiB message written entirely in `\uXXXX`
 /// escapes (6 bytes each), plus the rest of the JSON.
@@ -133,17 +133,18 @@ enum Work {
 }
 
 impl Later {
-    /// Writes the body into `out`, waiting with `pause`. An error after the head is sent can
+    /// Writes the body into `out`, waiting with `pause` and opening a connection with
+    /// `connect` for each look at the store. An error after the head is sent can
     /// only end the body early (the client sees an unfinished response and asks again).
     pub fn run<S: Sql, C: Clock>(
         &self,
-        hub: &Hub<S, C>,
+        connect: Connect<'_, S, C>,
         pause: &dyn Pause,
         out: &mut dyn std::io::Write,
     ) -> Result<(), WaitError> {
         match &self.work {
-            Work::Wait(read) => read.run(hub, pause, out),
-            Work::Stream(stream) => stream.run(hub, pause, out),
+            Work::Wait(read) => read.run(connect, pause, out),
+            Work::Stream(stream) => stream.run(connect, pause, out),
         }
     }
 }
@@ -159,7 +160,8 @@ pub fn handle<S: Sql, C: Clock>(
         Answer::Now(response) => response,
         Answer::Later(later) => {
             let mut body = Vec::new();
-            match later.run(hub, &ThreadPause::default(), &mut body) {
+            let connect = || Ok(hub.borrowed());
+            match later.run(&connect, &ThreadPause::default(), &mut body) {
                 Ok(()) => Response { body, ..later.head },
                 Err(WaitError::Hub(e)) => hub_error(e),
                 Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
@@ -548,7 +550,7 @@ fn hub_error(e: HubError) -> Response {
         HubError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         HubError::InboxFull(_) | HubError::MachinesFull(_) => StatusCode::INSUFFICIENT_STORAGE,
         HubError::KeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,
-        HubError::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        HubError::Busy | HubError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         HubError::Config(_) | HubError::Unprepared(_) | HubError::Store(_) => {
             StatusCode::INTERNAL_SERVER_ERROR
         }

@@ -36,11 +36,13 @@ const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 /// An acknowledging read that lost every message it chose to a concurrent reader looks again at
 /// most this many times.
 const ACK_ATTEMPTS: usize = 20;
-/// A SQLite send that finds the database busy is tried again, after a pause that doubles from
-/// 1 ms to 50 ms, for as long as this. SQLite waits out a held write lock itself (Spin's busy
-/// timeout is 5 s), but answers busy at once in some moments, such as while another connection
-/// switches the file to write-ahead logging. Each try writes nothing unless it commits.
-const SEND_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+/// An operation that finds the SQLite database busy is tried again, after a pause that doubles
+/// from 1 ms to 50 ms, for as long as this. SQLite waits out a held write lock itself (Spin's
+/// busy timeout is 5 s), but answers busy at once in some moments, such as while another
+/// connection switches the file to write-ahead logging or checkpoints it on closing. Every
+/// operation is safe to repeat: a send's try writes nothing unless it commits, and the other
+/// writes (registering, acknowledging) are single statements that land whole or not at all.
+const BUSY_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The schema, created on first use and whenever a send finds a counter row missing. Every
 /// statement is idempotent, so a set-up that races another, or follows one that stopped
@@ -238,6 +240,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         &self.db
     }
 
+    /// This hub on a borrowed database and clock.
+    pub fn borrowed(&self) -> Hub<&S, &C> {
+        Hub::with_clock(&self.db, &self.clock, self.limits)
+    }
+
     /// Sends a message: registers the sender and stores one copy for the recipient, or for every
     /// machine but the sender that is registered now, was seen within the retention period and
     /// has room in its inbox. With `key`, a repeat of the same key by the same sender within 24 h
@@ -253,19 +260,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let now = self.clock.now_ms();
         self.with_schema(|| match self.db.dialect() {
             // Writers are serialized on SQLite: one IMMEDIATE transaction makes the steps one.
-            Dialect::Sqlite => {
-                let started = std::time::Instant::now();
-                let mut pause = std::time::Duration::from_millis(1);
-                loop {
-                    match self.transaction(|| self.send_steps(request, key, now)) {
-                        Err(HubError::Busy) if started.elapsed() < SEND_PATIENCE => {
-                            std::thread::sleep(pause);
-                            pause = (pause * 2).min(std::time::Duration::from_millis(50));
-                        }
-                        result => break result,
-                    }
-                }
-            }
+            Dialect::Sqlite => self.transaction(|| self.send_steps(request, key, now)),
             // No multi-statement transaction on PostgreSQL: Spin hands a pooled connection with
             // an unfinished transaction to the next request. The step that must be atomic is
             // one statement (`insert_postgres`).
@@ -776,19 +771,39 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         Ok(())
     }
 
-    /// Runs `op`; if the hub's tables or counter rows are missing, sets them up and runs it
-    /// once more.
+    /// Runs `op` (patiently); if the hub's tables or counter rows are missing, sets them up and
+    /// runs it once more.
     fn with_schema<T>(&self, op: impl Fn() -> Result<T, HubError>) -> Result<T, HubError> {
-        match op() {
+        match self.patiently(&op) {
             Err(e) if unprepared_error(&e) => {}
             other => return other,
         }
         // Concurrent first requests all set up; one that fails (busy, or beaten to an object)
         // may still find the schema complete, made by another. If not, its failure says why.
         let set_up = self.set_up();
-        match (op(), set_up) {
+        match (self.patiently(&op), set_up) {
             (Err(e), Err(why)) if unprepared_error(&e) => Err(why),
             (result, _) => result,
+        }
+    }
+
+    /// Runs `op`, and on SQLite again while it finds the database busy, for up to
+    /// [`BUSY_PATIENCE`]. PostgreSQL waits for locks itself; what it still reports busy (a
+    /// deadlock broken) is answered 503 for the client to retry.
+    fn patiently<T>(&self, op: &impl Fn() -> Result<T, HubError>) -> Result<T, HubError> {
+        if self.db.dialect() != Dialect::Sqlite {
+            return op();
+        }
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(1);
+        loop {
+            match op() {
+                Err(HubError::Busy) if started.elapsed() < BUSY_PATIENCE => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                }
+                result => return result,
+            }
         }
     }
 
@@ -797,7 +812,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     fn set_up(&self) -> Result<(), HubError> {
         let mut pass = 1;
         // Busy too: SQLite answers a lock upgrade that would deadlock with another set-up at once.
-        while let Err(e) = self.set_up_pass() {
+        while let Err(e) = self.patiently(&|| self.set_up_pass()) {
             if pass == SET_UP_PASSES {
                 return Err(e);
             }

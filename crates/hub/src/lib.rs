@@ -134,6 +134,9 @@ pub enum HubError {
     /// A setting has a value the hub cannot use (500).
     #[error("{0}")]
     Config(String),
+    /// The database cannot be reached now (503): retry.
+    #[error("{0}")]
+    Unavailable(String),
     /// The database is too busy to take the write now (503): retry.
     #[error("the hub is busy; retry")]
     Busy,

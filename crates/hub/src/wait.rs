@@ -6,6 +6,11 @@
 //! [`LOOK_EVERY`], with one cheap indexed query per look and no transaction or lock held in
 //! between. A send through any instance sharing the database is seen at the next look.
 //!
+//! A waiting request asks its [`Connect`] for a connection at each look and lets it go before
+//! it sleeps. The hub component takes one from Spin's PostgreSQL pool per look: held for the
+//! whole wait, 64 waiters would take every connection of the pool, and every other request
+//! would queue behind them. On SQLite, which has no pool, it keeps its one connection.
+//!
 //! The answer's head (`200`) goes out when the wait starts; while waiting, a long-poll writes
 //! one space per look (JSON may start with white space) and a stream a comment line every
 //! [`KEEP_ALIVE`]. A write fails once the client has gone, and the request stops there: an
@@ -18,6 +23,9 @@ use crate::HubError;
 use crate::hub::{Clock, Hub};
 use crate::model::{Inbox, InboxMessage, MachineName};
 use crate::sql::Sql;
+
+/// Opens a connection to the hub's store for one look.
+pub type Connect<'a, S, C> = &'a dyn Fn() -> Result<Hub<S, C>, HubError>;
 
 /// The first look at the store after a wait starts.
 pub const FIRST_LOOK: Duration = Duration::from_millis(50);
@@ -91,7 +99,7 @@ impl WaitingRead {
     /// gone and nothing is read, so an acknowledging read whose client gave up takes nothing.
     pub fn run<S: Sql, C: Clock>(
         &self,
-        hub: &Hub<S, C>,
+        connect: Connect<'_, S, C>,
         pause: &dyn Pause,
         out: &mut dyn Write,
     ) -> Result<(), WaitError> {
@@ -110,6 +118,7 @@ impl WaitingRead {
             out.write_all(b" ")
                 .and_then(|()| out.flush())
                 .map_err(WaitError::ClientLeft)?;
+            let hub = connect()?;
             if hub.has_unread(&self.machine, 0)? {
                 let inbox = hub.inbox(&self.machine, self.limit, self.ack, false)?;
                 // Empty when a concurrent acknowledging reader took them first: wait on.
@@ -135,7 +144,7 @@ impl EventStream {
     /// Ids are committed in increasing order, so resuming after the last id seen skips nothing.
     pub fn run<S: Sql, C: Clock>(
         &self,
-        hub: &Hub<S, C>,
+        connect: Connect<'_, S, C>,
         pause: &dyn Pause,
         out: &mut dyn Write,
     ) -> Result<(), WaitError> {
@@ -146,7 +155,8 @@ impl EventStream {
         let mut quiet_since = start;
         write_flush(out, format!("retry: {RETRY_MS}\n\n").as_bytes())?;
         loop {
-            let messages = hub.messages_after(&self.machine, after, STREAM_BATCH)?;
+            // The connection goes back before the pause.
+            let messages = connect()?.messages_after(&self.machine, after, STREAM_BATCH)?;
             // A full batch: more may be waiting, so the next look comes at once.
             let more = messages.len() == STREAM_BATCH;
             let now = pause.monotonic();
