@@ -8,6 +8,10 @@ one of:
   {"op": "list_resources"} | {"op": "read_resource", "uri": str}
   {"op": "http", "url": str}       GET a URL directly (the hub's state between MCP calls)
   {"op": "exec", "argv": [str]}    run a fixed program (the test drops the SSH link this way)
+  {"op": "subscribe", "uri": str} | {"op": "unsubscribe", "uri": str}
+  {"op": "updates", "count": int, "wait_ms": int}
+                                   the URIs of every notifications/resources/updated so far,
+                                   once there are `count` of them or `wait_ms` has passed
   {"op": "post_later", "url": str, "json": {...}, "delay_ms": int}
                                    POST JSON from a background thread after a delay (a send
                                    that arrives while a tool call waits)
@@ -28,6 +32,16 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 
+UPDATES = []
+
+
+async def on_message(message):
+    """Collects notifications/resources/updated (whatever model the SDK wraps it in)."""
+    message = getattr(message, "root", message)
+    if getattr(message, "method", None) == "notifications/resources/updated":
+        UPDATES.append(str(message.params.uri))
+
+
 def dump(result):
     return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
@@ -45,6 +59,15 @@ async def step(session, s):
     if op == "http":
         with urllib.request.urlopen(s["url"], timeout=30) as r:
             return json.loads(r.read())
+    if op == "subscribe":
+        return dump(await session.subscribe_resource(s["uri"]))
+    if op == "unsubscribe":
+        return dump(await session.unsubscribe_resource(s["uri"]))
+    if op == "updates":
+        deadline = time.monotonic() + s["wait_ms"] / 1000
+        while len(UPDATES) < s["count"] and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return list(UPDATES)
     if op == "post_later":
         def post():
             time.sleep(s["delay_ms"] / 1000)
@@ -69,7 +92,7 @@ async def main(script):
     )
     out = {"steps": []}
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, message_handler=on_message) as session:
             out["initialize"] = dump(await session.initialize())
             for s in script["steps"]:
                 start = time.perf_counter()

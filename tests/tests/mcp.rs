@@ -232,7 +232,9 @@ async fn every_tool_and_resource_through_the_python_sdk() {
     assert!(tool_error(&s[15]).contains("400 Bad Request"), "{}", s[15]);
 
     let resources = s[16]["ok"]["resources"].as_array().unwrap();
-    assert_eq!(resources.len(), 9, "one per page");
+    assert_eq!(resources.len(), 10, "the inbox, then one per page");
+    assert_eq!(resources[0]["uri"], "dochub://inbox/laptop");
+    assert_eq!(resources[0]["mimeType"], "application/json");
     let install = resources
         .iter()
         .find(|r| r["uri"] == "dochub://docs/alpha/guide/install")
@@ -383,6 +385,70 @@ async fn wait_for_messages_wakes_on_a_send_and_acknowledges_at_the_next_call() {
         tool_error(&s[5]).contains("`timeout_seconds` must be from 1 to 25"),
         "{}",
         s[5]
+    );
+    app.stop().await;
+}
+
+/// The inbox is a resource; a client subscribed to it hears of each message that arrives, and
+/// of none after it unsubscribes. Reading it acknowledges nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_inbox_resource_notifies_its_subscriber_when_messages_arrive() {
+    let Some(python) = mcp_python() else { return };
+    let app = basic_app().await;
+    let uri = "dochub://inbox/listener";
+    let send = |body: &str, delay_ms: u64| {
+        json!({"op": "post_later", "url": app.url("/api/send"), "delay_ms": delay_ms,
+               "json": {"from": "poster", "to": "listener", "body": body}})
+    };
+    let script = json!({
+        "command": dochub_bin().unwrap(),
+        "args": ["mcp", "--machine", "listener", "--hub", app.base_url()],
+        "steps": [
+            {"op": "subscribe", "uri": uri},
+            {"op": "updates", "count": 1, "wait_ms": 1500},
+            send("first", 0),
+            {"op": "updates", "count": 1, "wait_ms": 10000},
+            send("second", 0),
+            {"op": "updates", "count": 2, "wait_ms": 10000},
+            {"op": "read_resource", "uri": uri},
+            {"op": "subscribe", "uri": "dochub://docs/alpha/guide/install"},
+            {"op": "unsubscribe", "uri": uri},
+            send("third", 0),
+            {"op": "updates", "count": 3, "wait_ms": 2000},
+            {"op": "http", "url": app.url("/api/inbox/listener?limit=500")},
+        ],
+    });
+    let report = run_mcp_client(&python, &script).unwrap();
+    let s = steps(&report);
+    assert_eq!(
+        report["initialize"]["capabilities"]["resources"]["subscribe"],
+        true
+    );
+    assert_eq!(s[1]["ok"], json!([]), "nothing before a message arrives");
+    assert_eq!(s[3]["ok"], json!([uri]), "{}", s[3]);
+    assert!(s[3]["ms"].as_f64().unwrap() < 5000.0, "{}", s[3]);
+    assert_eq!(s[5]["ok"], json!([uri, uri]), "{}", s[5]);
+    let inbox: Value =
+        serde_json::from_str(s[6]["ok"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(bodies(&inbox), ["first", "second"]);
+    assert!(
+        s[7]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("only this machine's inbox"),
+        "{}",
+        s[7]
+    );
+    assert_eq!(
+        s[10]["ok"],
+        json!([uri, uri]),
+        "no update after unsubscribing: {}",
+        s[10]
+    );
+    assert_eq!(
+        unread(&s[11]["ok"]),
+        ["first", "second", "third"],
+        "nothing acknowledged"
     );
     app.stop().await;
 }

@@ -190,6 +190,20 @@ impl Client {
         decode(&route, response).await
     }
 
+    /// Opens the event stream of `machine`'s inbox (Server-Sent Events), starting after message
+    /// `after`. The hub ends a stream after `hub_max_wait`; the caller opens the next.
+    pub async fn events(
+        &self,
+        machine: &str,
+        after: u64,
+    ) -> Result<reqwest::Response, ClientError> {
+        let route = format!(
+            "/api/inbox/{}/events?after={after}",
+            encode_segment(machine)
+        );
+        self.request(Method::GET, &route, None, None, true).await
+    }
+
     /// Marks every message of `machine`'s inbox up to `through` read.
     pub async fn ack(&self, machine: &str, through: u64) -> Result<Ack, ClientError> {
         let route = format!("/api/inbox/{}/ack", encode_segment(machine));

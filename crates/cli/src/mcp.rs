@@ -2,7 +2,10 @@
 //! calls into hub and docs requests, directly or through one SSH connection.
 //!
 //! Tools: `send_message`, `read_inbox`, `wait_for_messages`, `list_machines`, `list_docs`,
-//! `read_doc`, `search_docs`.
+//! `read_doc`, `search_docs`. The machine's inbox is a resource too, `dochub://inbox/<machine>`
+//! (its unread messages, read without acknowledging): a client that subscribes to it
+//! (`resources/subscribe`) gets `notifications/resources/updated` whenever messages arrive while
+//! the server runs, from the hub's event stream of that inbox.
 //! Every docs page is also a resource, `dochub://docs/<project>/<subproject>/<page>`. The machine
 //! is fixed by `--machine`: an agent can neither send as nor read the inbox of another machine.
 //! A failure is a tool error carrying the reason; the server keeps serving.
@@ -23,9 +26,10 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonRpcMessage, ListResourcesResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    RequestId, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    RequestId, Resource, ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{Peer, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
@@ -37,6 +41,12 @@ use crate::client::{Ack, Client, ClientError};
 
 /// The URI prefix of docs pages as resources.
 pub const RESOURCE_PREFIX: &str = "dochub://docs/";
+
+/// The URI prefix of the inbox resource.
+pub const INBOX_PREFIX: &str = "dochub://inbox/";
+
+/// The longest pause before a subscription's event stream is opened again after a failure.
+const FOLLOW_BACKOFF: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Messages `read_inbox` returns when the agent does not say.
 const DEFAULT_LIMIT: u32 = 20;
@@ -148,6 +158,8 @@ pub struct DochubMcp {
     machine: String,
     book: Arc<AckBook>,
     mode: Arc<tokio::sync::Mutex<Option<AckMode>>>,
+    /// The subscription to the inbox resource, while there is one.
+    follower: Arc<Mutex<Option<tokio::task::AbortHandle>>>,
     #[allow(dead_code)] // read by the code `#[tool_handler]` generates
     tool_router: ToolRouter<Self>,
 }
@@ -213,6 +225,7 @@ impl DochubMcp {
             machine,
             book,
             mode: Arc::new(tokio::sync::Mutex::new(None)),
+            follower: Arc::new(Mutex::new(None)),
             tool_router: Self::tool_router(),
         }
     }
@@ -389,8 +402,20 @@ impl DochubMcp {
         Ok(probed)
     }
 
+    fn inbox_uri(&self) -> String {
+        format!("{INBOX_PREFIX}{}", self.machine)
+    }
+
     async fn resources(&self) -> Result<Vec<Resource>, ClientError> {
-        let mut out = Vec::new();
+        let mut out = vec![
+            Resource::new(self.inbox_uri(), format!("inbox of {}", self.machine))
+                .with_title(format!("Unread messages of {}", self.machine))
+                .with_description(
+                    "This machine's unread messages, oldest first (reading does not mark them \
+                     read). Subscribe to hear when messages arrive.",
+                )
+                .with_mime_type("application/json"),
+        ];
         let master = self.client.manifest("").await?;
         for p in items(&master, "projects") {
             let Some(pid) = p.get("id").and_then(Value::as_str) else {
@@ -431,6 +456,7 @@ impl ServerHandler for DochubMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .build(),
         )
         .with_server_info(Implementation::new("dochub", env!("CARGO_PKG_VERSION")))
@@ -451,16 +477,77 @@ impl ServerHandler for DochubMcp {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
+    // `resources/subscribe` is what clients of the 2025-11-25 protocol (the one `initialize`
+    // negotiates) send; rmcp marks it legacy only for the handshake-free 2026 protocol.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if request.uri != self.inbox_uri() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "only this machine's inbox, {}, can be subscribed to; docs pages do not \
+                     change while the server runs",
+                    self.inbox_uri()
+                ),
+                None,
+            ));
+        }
+        let mut follower = self.follower.lock().unwrap_or_else(|e| e.into_inner());
+        if follower.as_ref().is_none_or(|f| f.is_finished()) {
+            let task = tokio::spawn(follow(
+                self.client.clone(),
+                self.machine.clone(),
+                request.uri,
+                context.peer.clone(),
+            ));
+            *follower = Some(task.abort_handle());
+        }
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Some(task) = self
+            .follower
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            task.abort();
+        }
+        Ok(())
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri == self.inbox_uri() {
+            return match self.client.inbox(&self.machine, 500, false, None).await {
+                Ok(inbox) => {
+                    let text = serde_json::to_string_pretty(&inbox)
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                    let contents = ResourceContents::text(text, request.uri.clone())
+                        .with_mime_type("application/json");
+                    Ok(ReadResourceResult::new(vec![contents]).into())
+                }
+                Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+            };
+        }
         let Some(path) = request.uri.strip_prefix(RESOURCE_PREFIX) else {
             return Err(ErrorData::resource_not_found(
                 format!(
-                    "`{}` is not a dochub resource: URIs start with {RESOURCE_PREFIX}",
-                    request.uri
+                    "`{}` is not a dochub resource: URIs start with {RESOURCE_PREFIX}, or are {}",
+                    request.uri,
+                    self.inbox_uri()
                 ),
                 None,
             ));
@@ -476,6 +563,46 @@ impl ServerHandler for DochubMcp {
                 Err(ErrorData::resource_not_found(e.to_string(), None))
             }
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+}
+
+/// Follows the inbox's event stream and tells the client `uri` was updated whenever messages
+/// arrive (once per batch that arrives together). The stream starts with the unread messages,
+/// so a client that read the inbox and then subscribed hears of one that came in between. A stream that ends (the hub ends each after
+/// `hub_max_wait`) or fails is opened again after the last id seen, after a pause that doubles
+/// up to 30 s while the hub cannot be reached. Ends when the client is gone.
+async fn follow(client: Client, machine: String, uri: String, peer: Peer<RoleServer>) {
+    let mut after = 0;
+    let mut pause = std::time::Duration::from_secs(1);
+    loop {
+        let mut stream = match client.events(&machine, after).await {
+            Ok(stream) => stream,
+            Err(_) => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(FOLLOW_BACKOFF);
+                continue;
+            }
+        };
+        pause = std::time::Duration::from_secs(1);
+        let mut pending = String::new();
+        while let Ok(Some(chunk)) = stream.chunk().await {
+            pending.push_str(&String::from_utf8_lossy(&chunk));
+            let mut newest = None;
+            while let Some(end) = pending.find("\n\n") {
+                let event: String = pending.drain(..end + 2).collect();
+                newest = event
+                    .lines()
+                    .find_map(|line| line.strip_prefix("id: ")?.trim().parse::<u64>().ok())
+                    .or(newest);
+            }
+            if let Some(id) = newest.filter(|&id| id > after) {
+                after = id;
+                let updated = ResourceUpdatedNotificationParam::new(uri.clone());
+                if peer.notify_resource_updated(updated).await.is_err() {
+                    return;
+                }
+            }
         }
     }
 }
