@@ -953,7 +953,10 @@ async fn a_component_stuck_after_its_response_head_is_stopped_by_the_deadline() 
         })
         .await
         .unwrap_or_else(|_| panic!("{path} was not cut off"));
-        assert!(end.is_err(), "{path}: the body must end unfinished, not complete");
+        assert!(
+            end.is_err(),
+            "{path}: the body must end unfinished, not complete"
+        );
         assert!(started.elapsed() >= deadline, "{path}");
     }
     host.shutdown().await;
