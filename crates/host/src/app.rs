@@ -75,8 +75,29 @@ fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     // Guest code checks the epoch at loop heads and function entries: how a request deadline
     // stops a component that never calls the host.
     config.epoch_interruption(true);
+    // Spin v4.0.2's pool (`crates/core/src/lib.rs`), but for the memory size, which is this
+    // host's per-instance limit. A component is several core instances (its module and the
+    // adapter's shims): with wasmtime's default of 1,000 core instances in all, no more than
+    // about 330 requests could run at once, where Spin serves 1,000.
+    let instances = 1_000;
     let mut pooling = PoolingAllocationConfig::default();
-    pooling.max_memory_size(limits.max_instance_memory);
+    pooling
+        .total_component_instances(instances)
+        .total_memories(instances)
+        .total_tables(2 * instances)
+        .total_stacks(instances)
+        .total_core_instances(4 * instances)
+        .table_elements(100_000)
+        .max_component_instance_size(10 << 20)
+        .max_core_instance_size(10 << 20)
+        .max_core_instances_per_component(200)
+        .max_tables_per_component(64)
+        .max_memories_per_component(32)
+        .max_tables_per_module(2)
+        .max_memories_per_module(2)
+        .linear_memory_keep_resident(2 << 20)
+        .table_keep_resident(512 << 10)
+        .max_memory_size(limits.max_instance_memory);
     let mut pooled = config.clone();
     pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
     // The pool reserves a lot of address space; where that is refused, allocate on demand.
