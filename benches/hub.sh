@@ -3,8 +3,13 @@
 # PostgreSQL (127.0.0.1:5432; a fresh database, dropped afterwards), with 100 and with 100,000
 # messages stored, and the size of hub.wasm. Not a test: figures depend on the machine.
 # HUB_BENCH_BIG=<n> changes the 100,000; HUB_BENCH_PG=0 skips PostgreSQL.
+# `benches/hub.sh wait`: wake latency of long-polls, the cost of 100 idle waiters, and send p50
+# with them held (tests/examples/hub_wait_bench.rs).
 set -eu
 cd "$(dirname "$0")/.."
 # Built with the whole workspace's features, as the tests are, so nothing is rebuilt for it.
 cargo build --quiet --workspace --examples
+if [ "${1:-}" = wait ]; then
+    exec "${CARGO_TARGET_DIR:-target}/debug/examples/hub_wait_bench"
+fi
 exec "${CARGO_TARGET_DIR:-target}/debug/examples/hub_bench"
