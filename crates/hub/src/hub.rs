@@ -36,6 +36,8 @@ const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 /// An acknowledging read that lost every message it chose to a concurrent reader looks again at
 /// most this many times.
 const ACK_ATTEMPTS: usize = 20;
+/// Registering a recipient whose row a concurrent purge removed tries this many times.
+const KNOW_ATTEMPTS: usize = 3;
 /// An operation that finds the SQLite database busy is tried again, after a pause that doubles
 /// from 1 ms to 50 ms, for as long as this. SQLite waits out a held write lock itself (Spin's
 /// busy timeout is 5 s), but answers busy at once in some moments, such as while another
@@ -289,17 +291,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             let messages = if ack {
                 self.take(&window)?
             } else {
-                self.query(
-                    &format!(
-                        "SELECT {MESSAGE_COLUMNS} FROM hub_messages \
-                         WHERE machine = $1 AND id IN ({}) ORDER BY id",
-                        answer_ids()
-                    ),
-                    &window,
-                )?
-                .into_iter()
-                .map(message_of)
-                .collect::<Result<Vec<_>, _>>()?
+                self.peek(&window)?
             };
             Ok(Inbox {
                 machine: m.to_owned(),
@@ -342,19 +334,22 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     ) -> Result<Vec<Message>, HubError> {
         let oldest = self.clock.now_ms() - self.limits.retention_ms;
         let window = self.window(machine, oldest, limit, after);
-        self.with_schema(|| {
-            self.query(
-                &format!(
-                    "SELECT {MESSAGE_COLUMNS} FROM hub_messages \
-                     WHERE machine = $1 AND id IN ({}) ORDER BY id",
-                    answer_ids()
-                ),
-                &window,
-            )?
-            .into_iter()
-            .map(message_of)
-            .collect()
-        })
+        self.with_schema(|| self.peek(&window))
+    }
+
+    /// The messages of `window`, oldest first, left unread.
+    fn peek(&self, window: &[SqlValue; 5]) -> Result<Vec<Message>, HubError> {
+        self.query(
+            &format!(
+                "SELECT {MESSAGE_COLUMNS} FROM hub_messages \
+                 WHERE machine = $1 AND id IN ({}) ORDER BY id",
+                answer_ids()
+            ),
+            window,
+        )?
+        .into_iter()
+        .map(message_of)
+        .collect()
     }
 
     /// Records `machine` as seen (and so a recipient of broadcasts), as a registering read does.
@@ -709,24 +704,29 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// [`Hub::touch`]. So every inbox belongs to a known machine, and the cap bounds inboxes.
     fn know(&self, machine: &MachineName) -> Result<(), HubError> {
         let name = [machine.as_str().into()];
-        if !self
-            .query("SELECT 1 FROM hub_machines WHERE name = $1", &name)?
-            .is_empty()
-        {
-            return Ok(());
+        // On PostgreSQL the look, the insert and the check are separate statements: another
+        // send's purge may forget a never-seen name between an insert that met it and the
+        // check. A full hub fails every try; a purged name is inserted on the next.
+        for _ in 0..KNOW_ATTEMPTS {
+            if !self
+                .query("SELECT 1 FROM hub_machines WHERE name = $1", &name)?
+                .is_empty()
+            {
+                return Ok(());
+            }
+            let added = self.execute(
+                &format!(
+                    "INSERT INTO hub_machines (name, last_seen) SELECT CAST($1 AS TEXT), 0 \
+                     WHERE {} ON CONFLICT (name) DO NOTHING",
+                    room_for_machines("$2")
+                ),
+                &[machine.as_str().into(), self.machine_cap().into()],
+            )?;
+            if added > 0 {
+                return Ok(());
+            }
         }
-        let added = self.execute(
-            &format!(
-                "INSERT INTO hub_machines (name, last_seen) SELECT CAST($1 AS TEXT), 0 \
-                 WHERE {} ON CONFLICT (name) DO NOTHING",
-                room_for_machines("$2")
-            ),
-            &[machine.as_str().into(), self.machine_cap().into()],
-        )?;
-        if added == 0 {
-            self.known(machine)?;
-        }
-        Ok(())
+        self.known(machine)
     }
 
     /// Ok when `machine` is registered; [`HubError::MachinesFull`] otherwise.
