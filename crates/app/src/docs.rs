@@ -625,6 +625,7 @@ impl Site<'_> {
                 &[],
                 &format!("Type at least {MIN_QUERY_CHARS} characters to search."),
             )?,
+
             Err(e) => return Err(e.into()),
         };
         Ok(html_response(200, html))

@@ -338,7 +338,7 @@ impl DochubMcp {
     }
 
     #[tool(
-        description = "Search all documentation pages for a text (case-insensitive, at least 2 characters). Returns JSON {query, results: [{path, title, excerpt}]}, at most 50; read a hit with read_doc."
+        description = "Search all documentation pages (case-insensitive, at least 2 characters; the exact phrase first, then pages holding every word in any order). Returns JSON {query, results: [{path, title, excerpt}]}, best first, at most 50; read a hit with read_doc."
     )]
     async fn search_docs(
         &self,

@@ -42,6 +42,7 @@ pub mod fsio;
 pub mod llms;
 mod manifest;
 mod model;
+pub mod rank;
 mod report;
 mod search;
 mod segment;
@@ -63,10 +64,15 @@ pub use model::{
     Page, PageSource, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject,
     SubprojectSummary,
 };
+pub use rank::{
+    CorpusStats, Expansion, FieldCounts, MAX_QUERY_TERMS, PageTerms, RankedQuery, contribution,
+    markdown_options, page_terms, plain_text, score_key, spread_versions, stem, term_weight, terms,
+    version_group,
+};
 pub use report::{Report, is_report_name};
 pub use search::{
     EXCERPT_CHARS, MAX_RESULTS, MIN_QUERY_CHARS, Query, SearchHit, SearchResults, excerpt, fold,
-    page_hit,
+    ranked_hit,
 };
 pub use segment::{MAX_ID_BYTES, is_valid_id};
 pub use tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};

@@ -1,14 +1,20 @@
-//! Full-text search over pages (spec 4.1 rules 1–2).
-//!
-//! A case-insensitive substring match over the whole text of every page file
-//! (frontmatter included), in path order, at most [`MAX_RESULTS`] hits, each
-//! with an excerpt of about [`EXCERPT_CHARS`] characters centred on the first match.
+//! Full-text search over pages (spec 4.1 rules 1–2): the case-insensitive match every search
+//! is built on, excerpts, and the live scan. Which pages answer and in what order is
+//! [`crate::rank`]'s: at most [`MAX_RESULTS`] hits, each with an excerpt of about
+//! [`EXCERPT_CHARS`] characters of plain text centred on the first match in the body.
 
 use memchr::memmem::Finder;
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
 use crate::error::ContentError;
 use crate::frontmatter::{page_text, parse_page};
+use crate::rank::{
+    CorpusStats, Expansion, FieldCounts, RankedQuery, contribution, page_terms, score_key,
+    spread_versions, term_weight,
+};
 use crate::tree::ContentRoot;
 
 /// Shortest accepted query, in characters, after trimming surrounding whitespace.
@@ -26,7 +32,7 @@ pub const EXCERPT_CHARS: usize = 150;
 pub struct SearchResults {
     /// The query as submitted.
     pub query: String,
-    /// Matching pages in path order, at most [`MAX_RESULTS`].
+    /// Matching pages, best first, at most [`MAX_RESULTS`].
     pub results: Vec<SearchHit>,
 }
 
@@ -114,22 +120,15 @@ pub fn fold(text: &str) -> String {
     out
 }
 
-/// The hit for one page, when `q` matches its text: the one definition of what a result is,
-/// shared by the live scan and the prebuilt index (which recorded each page's title, so
-/// `title` is only asked for on a match).
-pub fn page_hit(
-    q: &Query,
-    path: String,
-    raw: &[u8],
-    title: impl FnOnce() -> String,
-) -> Option<SearchHit> {
-    let text = page_text(raw);
-    let (start, end) = q.find(&text)?;
-    Some(SearchHit {
+/// The hit for one page of the answer: its excerpt is cut from its plain text, centred as
+/// [`RankedQuery::excerpt_range`] says. Shared by the live scan and the prebuilt index.
+pub fn ranked_hit(q: &RankedQuery, path: String, title: String, plain: &str) -> SearchHit {
+    let (start, end) = q.excerpt_range(plain);
+    SearchHit {
         path,
-        title: title(),
-        excerpt: excerpt(&text, start, end),
-    })
+        title,
+        excerpt: excerpt(plain, start, end),
+    }
 }
 
 impl Query {
@@ -306,23 +305,108 @@ pub fn excerpt(text: &str, start: usize, end: usize) -> String {
 }
 
 impl ContentRoot {
-    /// Searches every page (see the module docs); a query under
-    /// [`MIN_QUERY_CHARS`] characters is [`ContentError::QueryTooShort`].
+    /// Searches every page and ranks the answer (see [`crate::rank`]); a query under
+    /// [`MIN_QUERY_CHARS`] characters is [`ContentError::QueryTooShort`]. Reads and analyses
+    /// every page: ranking needs the whole tree's term statistics (the prebuilt index keeps
+    /// them).
     pub fn search(&self, query: &str) -> Result<SearchResults, ContentError> {
-        let q = Query::new(query)?;
-        let mut results = Vec::new();
-        for (p, s, id) in self.all_page_paths()? {
+        /// A page of the answer before it is ranked.
+        struct Member {
+            tier: u8,
+            number: usize,
+            path: String,
+            title: String,
+            plain: String,
+            lengths: FieldCounts,
+            /// Counts of the page's terms that some query term may match.
+            matched: Vec<(String, FieldCounts)>,
+        }
+        let q = RankedQuery::new(query)?;
+        let walks: Vec<Expansion> = q.terms.iter().map(|w| Expansion::new(w)).collect();
+        let mut stats = CorpusStats::default();
+        // Pages holding each term some query term may match, in byte order.
+        let mut df: BTreeMap<String, u32> = BTreeMap::new();
+        let mut members = Vec::new();
+        for (number, (p, s, id)) in self.all_page_paths()?.into_iter().enumerate() {
             let Some(raw) = self.raw(&p, &s, &id)? else {
                 continue;
             };
-            let title = || parse_page(&id, &raw).title;
-            if let Some(hit) = page_hit(&q, format!("{p}/{s}/{id}"), &raw, title) {
-                results.push(hit);
-                if results.len() == MAX_RESULTS {
-                    break;
+            let text = page_text(&raw);
+            let tier = if q.in_phrase_tier(&text, &id) {
+                1
+            } else if q.in_words_tier(&text, &id) {
+                2
+            } else {
+                0
+            };
+            let parsed = parse_page(&id, &raw);
+            let analysed = page_terms(&id, &parsed);
+            stats.add(&analysed.lengths);
+            let mut matched = Vec::new();
+            for (term, counts) in analysed.terms {
+                if walks.iter().any(|walk| walk.may_take(&term)) {
+                    *df.entry(term.clone()).or_default() += 1;
+                    if tier > 0 {
+                        matched.push((term, counts));
+                    }
                 }
             }
+            if tier > 0 {
+                members.push(Member {
+                    tier,
+                    number,
+                    path: format!("{p}/{s}/{id}"),
+                    title: parsed.title,
+                    plain: analysed.plain,
+                    lengths: analysed.lengths,
+                    matched,
+                });
+            }
         }
+        // Each query term's matching terms with their weights.
+        let weights: Vec<BTreeMap<&str, f64>> = q
+            .terms
+            .iter()
+            .zip(walks)
+            .map(|(w, mut walk)| {
+                let mut taken = Vec::new();
+                let from = (Bound::Included(walk.start()), Bound::Unbounded);
+                for (t, &n) in df.range::<str, _>(from) {
+                    match walk.offer(t) {
+                        None => break,
+                        Some(true) => taken.push((t.as_str(), n)),
+                        Some(false) => {}
+                    }
+                }
+                let word_df = taken.iter().map(|&(_, n)| n).max().unwrap_or(0);
+                taken
+                    .into_iter()
+                    .map(|(t, _)| (t, term_weight(w, t, word_df, stats.pages)))
+                    .collect()
+            })
+            .collect();
+        let mut ranked: Vec<(u8, std::cmp::Reverse<u64>, usize, Member)> = members
+            .into_iter()
+            .map(|m| {
+                let best = weights.iter().map(|terms| {
+                    m.matched
+                        .iter()
+                        .filter_map(|(t, counts)| {
+                            let weight = terms.get(t.as_str())?;
+                            Some(contribution(*weight, stats.impact(counts, &m.lengths)))
+                        })
+                        .fold(0.0, f64::max)
+                });
+                (m.tier, std::cmp::Reverse(score_key(best)), m.number, m)
+            })
+            .collect();
+        ranked.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        let mut tiers: [Vec<SearchHit>; 2] = Default::default();
+        for (tier, .., m) in ranked {
+            tiers[usize::from(tier - 1)].push(ranked_hit(&q, m.path, m.title, &m.plain));
+        }
+        let mut results: Vec<SearchHit> = tiers.into_iter().flat_map(spread_versions).collect();
+        results.truncate(MAX_RESULTS);
         Ok(SearchResults {
             query: query.to_owned(),
             results,

@@ -191,9 +191,11 @@ fn search_rules() {
     assert_eq!(r.results.len(), 1);
     assert_eq!(r.results[0].path, "alpha/guide/install");
     assert_eq!(r.results[0].title, "Installation");
-    assert!(r.results[0].excerpt.starts_with('…'));
-    assert!(r.results[0].excerpt.contains("zebra keyword"));
-    assert!(!r.results[0].excerpt.contains('\n'));
+    // Plain text of the body: no frontmatter, fence markers or `#`.
+    assert_eq!(
+        r.results[0].excerpt,
+        "Installation Run the installer, then check the version. # this comment is not a heading alpha --version The zebra keyword appears only here."
+    );
     // Frontmatter counts; unicode is folded; non-UTF-8 pages are searched lossily.
     assert_eq!(
         root.search("landing PAGE").unwrap().results[0].path,
@@ -218,15 +220,21 @@ fn search_rules() {
         "TOP SECRET",
         "not a page",
     ] {
-        assert!(root.search(q).unwrap().results.is_empty(), "{q}");
+        // Other pages may hold the words apart (the any-order tier), never the phrase.
+        for hit in root.search(q).unwrap().results {
+            let mut parts = hit.path.split('/');
+            let (p, s, id) = (
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+            );
+            let raw = root.raw(p, s, id).unwrap().unwrap();
+            let text = String::from_utf8_lossy(&raw).to_lowercase();
+            assert!(!text.contains(&q.to_lowercase()), "{q}: {}", hit.path);
+        }
     }
-    // Sorted by path.
-    let all = root.search("title").unwrap();
-    let paths: Vec<_> = all.results.iter().map(|h| h.path.clone()).collect();
-    let mut sorted = paths.clone();
-    sorted.sort();
-    assert_eq!(paths, sorted);
-    assert!(paths.len() >= 5);
+    assert!(root.search("TOP SECRET").unwrap().results.is_empty());
+    assert!(root.search("title").unwrap().results.len() >= 5);
     for q in ["", "a", " a ", "é"] {
         assert!(
             matches!(root.search(q), Err(ContentError::QueryTooShort)),
@@ -247,12 +255,13 @@ fn temp_tree(files: &[(&str, &[u8])]) -> (tempfile::TempDir, ContentRoot) {
 }
 
 #[test]
-fn search_caps_at_fifty_in_path_order() {
+fn search_caps_at_fifty_and_ties_keep_path_order() {
     let dir = tempfile::tempdir().unwrap();
     for i in 0..60 {
         let p = dir.path().join(format!("p{}/s/page{i:02}.md", i % 3));
         fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, format!("# Page {i}\nthe common needle\n")).unwrap();
+        // Pages alike but for their number (two digits each: the same length in terms).
+        fs::write(p, format!("# Page {i:02}\nthe common needle\n")).unwrap();
     }
     let root = ContentRoot::open(dir.path()).unwrap();
     let r = root.search("Common Needle").unwrap();

@@ -6,11 +6,18 @@
 //! grams.bin   "DHG1" | build_id u64 | keys u32 | blocks u32
 //!             | first key of each block: blocks x u32
 //!             | entries: keys x (key u32, offset u64, len u32), sorted by key
-//! pages.bin   "DHP4" | build_id u64 | pages u32 | 0 u32
+//! pages.bin   "DHP5" | build_id u64 | pages u32 | 0 u32
 //!             | records: pages x (sub u32, id_len u32, title_len u32, packed_len u32,
-//!                                  offset u64, size u64, packed_hash u64)
-//!             | data: each page's id and title (UTF-8), then its whole file compressed
-//!               (an LZ4 block), back to back; a record's offset counts from here
+//!                                  offset u64, size u64, packed_hash u64, plain_size u32)
+//!             | data: each page's id and title (UTF-8), then its whole file followed by its
+//!               body's plain text, compressed as one LZ4 block (the plain text is mostly
+//!               the file's own words, so it costs little), back to back; a record's offset
+//!               counts from here
+//! terms.bin   "DHT1" | build_id u64 | terms u32 | blocks u32 | index_len u32
+//!             | block index: blocks x (first_len u8, first term, offset u32, len u32)
+//!             | blocks: entries (term_len u8, term, df u32, offset u64, len u32), sorted
+//!               by term, 128 a block; offsets count from the end of the block index
+//! impacts.bin each term's pages: count varint, then (page delta varint, impact u16)
 //! postings    tag 0: count varint, then page numbers as varint deltas
 //!             tag 1: a bitmap of one bit per page
 //! ```
@@ -24,13 +31,17 @@ use dochub_content::ContentError;
 use dochub_content::fsio::File;
 
 const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
-const PAGES_MAGIC: &[u8; 4] = b"DHP4";
+const PAGES_MAGIC: &[u8; 4] = b"DHP5";
+const TERMS_MAGIC: &[u8; 4] = b"DHT1";
+const TERMS_HEADER: usize = 24;
+/// Entries per block of the term table.
+const TERMS_BLOCK: usize = 128;
 const GRAMS_HEADER: usize = 20;
 const PAGES_HEADER: usize = 20;
 /// Entries per block of the key table: one block (4 KiB) is read per key looked up.
 const BLOCK: usize = 256;
 const ENTRY: usize = 16;
-const RECORD: usize = 40;
+const RECORD: usize = 44;
 /// Bytes of the key table's block index read with its header: 4 bytes a block of 256 keys.
 const HEAD_GUESS: usize = 16 * 1024;
 
@@ -238,15 +249,19 @@ pub(super) struct PagesWriter {
 }
 
 impl PagesWriter {
-    /// Adds the next page: its subproject's number, id, title and file.
+    /// Adds the next page: its subproject's number, id, title, file and plain text.
     pub(super) fn push(
         &mut self,
         sub: u32,
         id: &str,
         title: &str,
         raw: &[u8],
+        plain: &str,
     ) -> Result<(), ContentError> {
-        let packed = lz4_flex::block::compress(raw);
+        let mut both = Vec::with_capacity(raw.len() + plain.len());
+        both.extend_from_slice(raw);
+        both.extend_from_slice(plain.as_bytes());
+        let packed = lz4_flex::block::compress(&both);
         let packed_hash = crate::hash(&packed);
         let too_big = || ContentError::PageTooLarge {
             page: id.to_owned(),
@@ -262,6 +277,8 @@ impl PagesWriter {
         self.records
             .extend_from_slice(&(raw.len() as u64).to_le_bytes());
         self.records.extend_from_slice(&packed_hash.to_le_bytes());
+        let plain_len = u32::try_from(plain.len()).map_err(|_| too_big())?;
+        self.records.extend_from_slice(&plain_len.to_le_bytes());
         self.data.extend_from_slice(id.as_bytes());
         self.data.extend_from_slice(title.as_bytes());
         self.data.extend_from_slice(&packed);
@@ -284,13 +301,16 @@ impl PagesWriter {
 /// One page as the page table holds it: what a search result needs, its file included.
 #[derive(Debug)]
 pub(super) struct PageRecord {
+    /// Its number in path order.
+    pub(super) number: u32,
     pub(super) sub: u32,
     pub(super) id: String,
     pub(super) title: String,
-    /// The file as it was when the index was built, compressed: unpacked only if the search
-    /// still needs it ([`PagesFile::text`]).
+    /// The file as it was when the index was built, then its plain text, compressed:
+    /// unpacked only if the search still needs them ([`PagesFile::text`]).
     packed: Vec<u8>,
     size: u64,
+    plain_size: usize,
     packed_hash: u64,
 }
 
@@ -340,6 +360,7 @@ impl PagesFile {
             offset: u64,
             size: u64,
             packed_hash: u64,
+            plain_size: usize,
         }
         let fields: Vec<Fields> = read_ranges(&mut self.file, &self.path, &ranges)?
             .iter()
@@ -351,6 +372,7 @@ impl PagesFile {
                 offset: u64_at(r, 16),
                 size: u64_at(r, 24),
                 packed_hash: u64_at(r, 32),
+                plain_size: u32_at(r, 40) as usize,
             })
             .collect();
         let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
@@ -368,34 +390,238 @@ impl PagesFile {
         fields
             .into_iter()
             .zip(&data)
-            .map(|(f, bytes)| {
+            .zip(numbers)
+            .map(|((f, bytes), &number)| {
                 let (id, rest) = bytes.split_at(f.id_len);
                 let (title, packed) = rest.split_at(f.title_len);
                 Ok(PageRecord {
+                    number,
                     sub: f.sub,
                     id: utf8(id)?,
                     title: utf8(title)?,
                     packed: packed.to_vec(),
                     size: f.size,
+                    plain_size: f.plain_size,
                     packed_hash: f.packed_hash,
                 })
             })
             .collect()
     }
 
-    /// A record's file, unpacked. Packed bytes that do not match their recorded hash, or do
-    /// not unpack to the recorded size, are damage: the hash is checked first, so the decoder
-    /// only ever sees what the build wrote, and over the packed bytes, half as many to hash.
-    pub(super) fn text(&self, record: &PageRecord) -> Result<Vec<u8>, ContentError> {
+    /// A record's file and its body's plain text, unpacked. Packed bytes that do not match
+    /// their recorded hash, or do not unpack to the recorded sizes, are damage: the hash is
+    /// checked first, so the decoder only ever sees what the build wrote, and over the packed
+    /// bytes, half as many to hash.
+    pub(super) fn text(&self, record: &PageRecord) -> Result<(Vec<u8>, String), ContentError> {
         if crate::hash(&record.packed) != record.packed_hash {
             return Err(damaged(&self.path));
         }
-        usize::try_from(record.size)
+        let damaged = || damaged(&self.path);
+        let size = usize::try_from(record.size).map_err(|_| damaged())?;
+        let total = size.checked_add(record.plain_size).ok_or_else(damaged)?;
+        let mut raw = lz4_flex::block::decompress(&record.packed, total)
             .ok()
-            .and_then(|size| lz4_flex::block::decompress(&record.packed, size).ok())
-            .filter(|raw| raw.len() as u64 == record.size)
-            .ok_or_else(|| damaged(&self.path))
+            .filter(|bytes| bytes.len() == total)
+            .ok_or_else(damaged)?;
+        let plain = String::from_utf8(raw.split_off(size)).map_err(|_| damaged())?;
+        Ok((raw, plain))
     }
+}
+
+/// Builds `terms.bin` and `impacts.bin` in memory; terms must be pushed in ascending order.
+#[derive(Default)]
+pub(super) struct TermsWriter {
+    index: Vec<u8>,
+    blocks: Vec<u8>,
+    block_start: usize,
+    impacts: Vec<u8>,
+    count: usize,
+}
+
+impl TermsWriter {
+    /// Adds a term and its pages with their impacts (ascending page numbers).
+    pub(super) fn push(&mut self, term: &str, pages: &[(u32, u16)]) {
+        // Terms are at most `MAX_TERM_BYTES` long: the length fits a byte.
+        let term = &term.as_bytes()[..term.len().min(usize::from(u8::MAX))];
+        if self.count.is_multiple_of(TERMS_BLOCK) {
+            self.close_block();
+            self.index.push(term.len() as u8);
+            self.index.extend_from_slice(term);
+        }
+        let offset = self.impacts.len() as u64;
+        put_varint(pages.len() as u32, &mut self.impacts);
+        let mut prev = 0;
+        for &(page, impact) in pages {
+            put_varint(page - prev, &mut self.impacts);
+            self.impacts.extend_from_slice(&impact.to_le_bytes());
+            prev = page;
+        }
+        self.blocks.push(term.len() as u8);
+        self.blocks.extend_from_slice(term);
+        self.blocks
+            .extend_from_slice(&(pages.len() as u32).to_le_bytes());
+        self.blocks.extend_from_slice(&offset.to_le_bytes());
+        let len = (self.impacts.len() as u64 - offset) as u32;
+        self.blocks.extend_from_slice(&len.to_le_bytes());
+        self.count += 1;
+    }
+
+    /// Ends the block being written: its offset and length go into the block index.
+    fn close_block(&mut self) {
+        if self.count > 0 {
+            let len = self.blocks.len() - self.block_start;
+            self.index
+                .extend_from_slice(&(self.block_start as u32).to_le_bytes());
+            self.index.extend_from_slice(&(len as u32).to_le_bytes());
+            self.block_start = self.blocks.len();
+        }
+    }
+
+    /// `terms.bin` and `impacts.bin`.
+    pub(super) fn finish(mut self, build_id: u64) -> (Vec<u8>, Vec<u8>) {
+        self.close_block();
+        let blocks = self.count.div_ceil(TERMS_BLOCK);
+        let mut out = Vec::with_capacity(TERMS_HEADER + self.index.len() + self.blocks.len());
+        out.extend_from_slice(TERMS_MAGIC);
+        out.extend_from_slice(&build_id.to_le_bytes());
+        out.extend_from_slice(&(self.count as u32).to_le_bytes());
+        out.extend_from_slice(&(blocks as u32).to_le_bytes());
+        out.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.index);
+        out.extend_from_slice(&self.blocks);
+        (out, self.impacts)
+    }
+}
+
+/// One term of the term table: how many pages hold it and where their impacts are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TermEntry {
+    pub(super) term: String,
+    pub(super) df: u32,
+    pub(super) offset: u64,
+    pub(super) len: u32,
+}
+
+/// The term table, opened: header and block index read, blocks read as a word needs them.
+pub(super) struct Terms {
+    file: File,
+    path: PathBuf,
+    build_id: u64,
+    /// Each block's first term, offset and length.
+    blocks: Vec<(Vec<u8>, u64, usize)>,
+    base: u64,
+}
+
+impl Terms {
+    pub(super) fn open(path: &Path) -> Result<Terms, ContentError> {
+        let mut file = open(path)?;
+        let mut head = file
+            .read_ranges(&[(0, TERMS_HEADER + HEAD_GUESS)])
+            .map_err(|e| ContentError::io(path, e))?
+            .remove(0);
+        if head.len() < TERMS_HEADER || &head[..4] != TERMS_MAGIC {
+            return Err(damaged(path));
+        }
+        let build_id = u64_at(&head, 4);
+        let count = u32_at(&head, 12) as usize;
+        let block_count = u32_at(&head, 16) as usize;
+        let index_len = u32_at(&head, 20) as usize;
+        if block_count != count.div_ceil(TERMS_BLOCK) {
+            return Err(damaged(path));
+        }
+        let end = TERMS_HEADER + index_len;
+        if head.len() < end {
+            let have = head.len();
+            head.extend(read_at(&mut file, path, have as u64, end - have)?);
+        }
+        let index = &head[TERMS_HEADER..end];
+        let mut blocks = Vec::with_capacity(block_count);
+        let mut at = 0;
+        for _ in 0..block_count {
+            let len = usize::from(*index.get(at).ok_or_else(|| damaged(path))?);
+            let entry = index
+                .get(at + 1..at + 1 + len + 8)
+                .ok_or_else(|| damaged(path))?;
+            let (first, place) = entry.split_at(len);
+            blocks.push((
+                first.to_vec(),
+                u64::from(u32_at(place, 0)),
+                u32_at(place, 4) as usize,
+            ));
+            at += 1 + len + 8;
+        }
+        Ok(Terms {
+            file,
+            path: path.to_path_buf(),
+            build_id,
+            blocks,
+            base: end as u64,
+        })
+    }
+
+    pub(super) fn build_id(&self) -> u64 {
+        self.build_id
+    }
+
+    /// The terms from `from` on, in order, as long as `wanted` says so (`Some(true)`: take
+    /// it, `Some(false)`: skip it, `None`: stop), reading a block at a time.
+    pub(super) fn scan(
+        &mut self,
+        from: &str,
+        mut wanted: impl FnMut(&str) -> Option<bool>,
+    ) -> Result<Vec<TermEntry>, ContentError> {
+        let mut out = Vec::new();
+        let start = self
+            .blocks
+            .partition_point(|(first, ..)| first.as_slice() <= from.as_bytes())
+            .saturating_sub(1);
+        for b in start..self.blocks.len() {
+            let (_, offset, len) = self.blocks[b];
+            let bytes = read_at(&mut self.file, &self.path, self.base + offset, len)?;
+            let mut at = 0;
+            while at < bytes.len() {
+                let term_len = usize::from(bytes[at]);
+                let entry = bytes
+                    .get(at + 1..at + 1 + term_len + 16)
+                    .ok_or_else(|| damaged(&self.path))?;
+                at += 1 + term_len + 16;
+                let (term, place) = entry.split_at(term_len);
+                let term = std::str::from_utf8(term).map_err(|_| damaged(&self.path))?;
+                if term < from {
+                    continue;
+                }
+                match wanted(term) {
+                    None => return Ok(out),
+                    Some(false) => {}
+                    Some(true) => out.push(TermEntry {
+                        term: term.to_owned(),
+                        df: u32_at(place, 0),
+                        offset: u64_at(place, 4),
+                        len: u32_at(place, 12),
+                    }),
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Decodes a term's pages and impacts; `None` when the bytes are not that.
+pub(super) fn decode_impacts(bytes: &[u8], pages: u32) -> Option<Vec<(u32, u16)>> {
+    let mut at = 0;
+    let count = get_varint(bytes, &mut at)? as usize;
+    let mut out = Vec::with_capacity(count.min(pages as usize));
+    let mut page = 0u32;
+    for _ in 0..count {
+        page = page.checked_add(get_varint(bytes, &mut at)?)?;
+        let impact = bytes.get(at..at + 2)?;
+        at += 2;
+        if page >= pages {
+            return None;
+        }
+        out.push((page, u16::from_le_bytes([impact[0], impact[1]])));
+    }
+    (at == bytes.len()).then_some(out)
 }
 
 fn put_varint(mut x: u32, out: &mut Vec<u8>) {
@@ -476,7 +702,7 @@ impl Postings {
     }
 
     /// The pages in every list, ascending.
-    pub(super) fn intersect(lists: &[Postings], pages: u32) -> Vec<u32> {
+    pub(super) fn intersect(lists: &[&Postings], pages: u32) -> Vec<u32> {
         let shortest = lists
             .iter()
             .filter_map(|p| match p {
@@ -595,6 +821,7 @@ mod tests {
                     })
                     .collect();
                 let want: Vec<u32> = a.iter().copied().filter(|n| b.contains(n)).collect();
+                let lists: Vec<&Postings> = lists.iter().collect();
                 assert_eq!(Postings::intersect(&lists, pages), want);
             }
         }
@@ -607,7 +834,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.bin");
         let mut w = PagesWriter::default();
-        let want: Vec<(u32, String, String, Vec<u8>)> = (0..1000u32)
+        let want: Vec<(u32, String, String, (Vec<u8>, String))> = (0..1000u32)
             .map(|n| {
                 let title = if n % 3 == 0 {
                     String::new()
@@ -615,11 +842,12 @@ mod tests {
                     format!("Tïtle {n}")
                 };
                 let raw = format!("# Page {n}\n\n{}", "wörds ".repeat(n as usize % 50));
-                (n / 7, format!("page-{n}"), title, raw.into_bytes())
+                let plain = format!("Page {n} {}", "wörds ".repeat(n as usize % 7));
+                (n / 7, format!("page-{n}"), title, (raw.into_bytes(), plain))
             })
             .collect();
-        for (sub, id, title, raw) in &want {
-            w.push(*sub, id, title, raw).unwrap();
+        for (sub, id, title, (raw, plain)) in &want {
+            w.push(*sub, id, title, raw, plain).unwrap();
         }
         let bytes = w.finish(9);
         std::fs::write(&path, &bytes).unwrap();
@@ -656,6 +884,50 @@ mod tests {
             pages.text(&last[0]),
             Err(ContentError::IndexDamaged { .. })
         ));
+    }
+
+    #[test]
+    fn term_table_scans_prefixes_across_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("terms.bin");
+        let mut terms: Vec<String> = (0..1000).map(|n| format!("t{n:04}")).collect();
+        terms.push("é".repeat(40));
+        terms.sort();
+        let mut w = TermsWriter::default();
+        for (n, term) in terms.iter().enumerate() {
+            let pages: Vec<(u32, u16)> = (0..n as u32 % 5).map(|p| (p * 3, p as u16 + 1)).collect();
+            w.push(term, &pages);
+        }
+        let (table, impacts) = w.finish(4);
+        std::fs::write(&path, table).unwrap();
+        let mut read = Terms::open(&path).unwrap();
+        assert_eq!(read.build_id(), 4);
+        // Every term of a prefix, across the edges of blocks of 128.
+        let found = read
+            .scan("t01", |t| t.starts_with("t01").then_some(true))
+            .unwrap();
+        let names: Vec<&str> = found.iter().map(|e| e.term.as_str()).collect();
+        let expected: Vec<String> = (100..200).map(|n| format!("t{n:04}")).collect();
+        assert_eq!(names, expected);
+        for entry in &found {
+            let n = terms.iter().position(|t| *t == entry.term).unwrap();
+            let bytes = &impacts[entry.offset as usize..][..entry.len as usize];
+            let pages = decode_impacts(bytes, 20).unwrap();
+            assert_eq!(entry.df as usize, pages.len());
+            assert_eq!(pages.len(), n % 5);
+            assert!(
+                pages
+                    .iter()
+                    .enumerate()
+                    .all(|(p, &(page, impact))| page == p as u32 * 3 && impact == p as u16 + 1)
+            );
+            // Pages past the count are damage.
+            assert!(pages.len() < 2 || decode_impacts(bytes, 1).is_none());
+        }
+        let last = read.scan("é", |t| Some(t.starts_with('é'))).unwrap();
+        assert_eq!(last.len(), 1);
+        assert!(read.scan("ê", |_| Some(true)).unwrap().is_empty());
+        assert_eq!(read.scan("", |_| None).unwrap(), []);
     }
 
     #[test]

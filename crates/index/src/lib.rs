@@ -72,16 +72,21 @@ use serde::{Deserialize, Serialize};
 
 use dochub_content::fsio::{Kind, list, mtime_ns, read_file};
 use dochub_content::{
-    CatalogError, ContentError, ContentRoot, MAX_RESULTS, Project, Query, REPORTS_DIR,
-    SearchResults, SubprojectSummary, fold, page_hit, page_text, parse_page,
+    CatalogError, ContentError, ContentRoot, CorpusStats, Expansion, FieldCounts, MAX_RESULTS,
+    Project, REPORTS_DIR, RankedQuery, SearchResults, SubprojectSummary, contribution, fold,
+    page_terms, page_text, parse_page, ranked_hit, score_key, spread_versions, term_weight,
+    version_group,
 };
 
-use format::{Grams, GramsWriter, PagesFile, PagesWriter, Postings, encode_postings};
+use format::{
+    Grams, GramsWriter, PageRecord, PagesFile, PagesWriter, Postings, TermEntry, Terms,
+    TermsWriter, decode_impacts, encode_postings,
+};
 
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 
 const NAV_FILE: &str = "nav.bin";
 /// Where format 2 and earlier kept the navigation file (JSON, with a `format` field).
@@ -93,6 +98,8 @@ const SUB_DIR: &str = "sub";
 const GRAMS_FILE: &str = "grams.bin";
 const POSTINGS_FILE: &str = "postings.bin";
 const PAGES_FILE: &str = "pages.bin";
+const TERMS_FILE: &str = "terms.bin";
+const IMPACTS_FILE: &str = "impacts.bin";
 
 /// What the build recorded about one folder of the content tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,6 +204,8 @@ pub struct IndexSummary {
     pub pages: usize,
     /// Distinct keys (trigrams and bigrams) in the key table.
     pub keys: usize,
+    /// Distinct terms in the term table.
+    pub terms: usize,
     /// Bytes of the index on disk.
     pub bytes: u64,
     /// Bytes of the page files indexed.
@@ -344,7 +353,13 @@ fn keys_of(folded: &[u8]) -> Vec<u32> {
     keys
 }
 
-/// The keys a folded query needs: its bigram when it is two bytes, else its trigrams.
+/// Most keys one text of a query is looked up by: any of a text's keys narrow its candidates
+/// to a superset of its matches (each candidate is matched after), so a long query (a pasted
+/// paragraph) costs no more than a short one.
+const MAX_QUERY_KEYS: usize = 24;
+
+/// The keys a folded query needs: its bigram when it is two bytes, else its trigrams, at most
+/// [`MAX_QUERY_KEYS`] of them (every n-th in key order).
 fn query_keys(folded: &[u8]) -> Vec<u32> {
     if folded.len() == 2 {
         return vec![format::bigram(folded[0], folded[1])];
@@ -355,6 +370,10 @@ fn query_keys(folded: &[u8]) -> Vec<u32> {
         .collect();
     keys.sort_unstable();
     keys.dedup();
+    if keys.len() > MAX_QUERY_KEYS {
+        let step = keys.len().div_ceil(MAX_QUERY_KEYS);
+        keys = keys.into_iter().step_by(step).collect();
+    }
     keys
 }
 
@@ -381,6 +400,9 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
         sub_pages,
         page_hashes: mut build_hasher,
         corpus_bytes,
+        terms,
+        lengths,
+        stats,
     } = scan_pages(root, &numbers)?;
     build_hasher.extend_from_slice(&serde_json::to_vec(&projects)?);
     let build_id = hash(&build_hasher);
@@ -396,6 +418,20 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
     }
     drop(postings);
 
+    let mut term_list: Vec<(String, Vec<(u32, FieldCounts)>)> = terms.into_iter().collect();
+    term_list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut term_table = TermsWriter::default();
+    for (term, pages) in &term_list {
+        let impacts: Vec<(u32, u16)> = pages
+            .iter()
+            .map(|(page, counts)| (*page, stats.impact(counts, &lengths[*page as usize])))
+            .collect();
+        term_table.push(term, &impacts);
+    }
+    let (term_bytes, impact_bytes) = term_table.finish(build_id);
+
+    write_atomic(&dir.join(IMPACTS_FILE), &impact_bytes)?;
+    write_atomic(&dir.join(TERMS_FILE), &term_bytes)?;
     write_atomic(&dir.join(POSTINGS_FILE), &lists)?;
     write_atomic(&dir.join(GRAMS_FILE), &grams.finish(build_id))?;
     write_atomic(&dir.join(PAGES_FILE), &pages.finish(build_id))?;
@@ -416,6 +452,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
     Ok(IndexSummary {
         pages: count as usize,
         keys: keys.len(),
+        terms: term_list.len(),
         bytes: dir_size(&dir)?,
         corpus_bytes,
     })
@@ -470,6 +507,12 @@ struct PageScan {
     page_hashes: Vec<u8>,
     /// Bytes of the page files.
     corpus_bytes: u64,
+    /// Term -> the pages holding it, ascending, with its counts in each field.
+    terms: HashMap<String, Vec<(u32, FieldCounts)>>,
+    /// Each page's field lengths, by page number.
+    lengths: Vec<FieldCounts>,
+    /// The field lengths summed.
+    stats: CorpusStats,
 }
 
 /// Reads every page once, in search (path) order.
@@ -482,6 +525,9 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, Content
         sub_pages: vec![Vec::new(); numbers.len()],
         page_hashes: Vec::with_capacity(paths.len() * 8),
         corpus_bytes: 0,
+        terms: HashMap::new(),
+        lengths: Vec::with_capacity(paths.len()),
+        stats: CorpusStats::default(),
     };
     for (p, s, id) in &paths {
         // A page removed while building is left out, as the live scan would.
@@ -494,11 +540,26 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, Content
         let page_hash = hash(&raw);
         scan.page_hashes.extend_from_slice(&page_hash.to_le_bytes());
         scan.corpus_bytes += raw.len() as u64;
-        for key in keys_of(fold(&page_text(&raw)).as_bytes()) {
+        // A page is found by its id too (`quickstart` need not say "quickstart").
+        let mut keys = keys_of(fold(&page_text(&raw)).as_bytes());
+        keys.extend(keys_of(fold(id).as_bytes()));
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
             scan.postings.entry(key).or_default().push(scan.count);
         }
         let parsed = parse_page(id, &raw);
-        scan.pages.push(sub, id, &parsed.title, &raw)?;
+        let analysed = page_terms(id, &parsed);
+        scan.stats.add(&analysed.lengths);
+        scan.lengths.push(analysed.lengths);
+        for (term, counts) in analysed.terms {
+            scan.terms
+                .entry(term)
+                .or_default()
+                .push((scan.count, counts));
+        }
+        scan.pages
+            .push(sub, id, &parsed.title, &raw, &analysed.plain)?;
         scan.sub_pages[sub as usize].push(IndexedPage {
             id: id.clone(),
             title: parsed.title,
@@ -826,8 +887,15 @@ impl Index {
         query: &str,
         checked: &mut Checked,
     ) -> Result<SearchResults, CatalogError> {
-        let q = Query::new(query)?;
-        let Some(candidates) = self.candidates(q.folded().as_bytes())? else {
+        let q = RankedQuery::new(query)?;
+        let mut texts = vec![q.phrase.folded().as_bytes()];
+        texts.extend(q.words.iter().map(|w| w.folded().as_bytes()));
+        let Some(mut lists) = self.candidates(&texts)? else {
+            return Err(rebuilding());
+        };
+        let phrase_candidates = lists.remove(0);
+        let word_lists: Vec<Postings> = lists.into_iter().map(Postings::List).collect();
+        let Some(scores) = self.scores(&q)? else {
             return Err(rebuilding());
         };
         let mut pages = PagesFile::open(&self.dir.join(PAGES_FILE))?;
@@ -835,69 +903,222 @@ impl Index {
             return Err(rebuilding());
         }
         let mut results = Vec::new();
-        // Candidates in runs: a common word's answer is found in its first few dozen.
-        let mut rest = &candidates[..];
-        let mut run_len = 0;
-        'runs: while !rest.is_empty() {
-            // As many as the answer still needs and a few more (a common word's candidates are
-            // nearly all hits), doubling when they were not: each run costs two rounds, each
-            // page read past the last hit its packed bytes.
-            let need = MAX_RESULTS - results.len();
-            run_len = (need + need / 4 + 8).max(run_len * 2);
-            let (run, later) = rest.split_at(run_len.min(rest.len()));
-            rest = later;
-            for record in pages.records(run)? {
-                let Some((p, s)) = self.subs.get(record.sub as usize) else {
-                    return Err(CatalogError::Stale("the index is damaged".into()));
-                };
-                let path = format!("{p}/{s}/{}", record.id);
-                let text = pages.text(&record)?;
-                if let Some(hit) = page_hit(&q, path, &text, || record.title) {
-                    results.push(hit);
-                    if results.len() == MAX_RESULTS {
-                        break 'runs;
-                    }
+        let mut in_phrase_tier = Vec::new();
+        self.walk(
+            &mut pages,
+            Ranked::new(phrase_candidates, &scores),
+            &mut results,
+            |record, text| {
+                let found = q.in_phrase_tier(text, &record.id);
+                if found {
+                    in_phrase_tier.push(record.number);
                 }
-            }
+                found.then_some(&q)
+            },
+        )?;
+        // Every page of tier 1 was found, or the answer is full.
+        if results.len() < MAX_RESULTS && !word_lists.is_empty() {
+            in_phrase_tier.sort_unstable();
+            let lists: Vec<&Postings> = word_lists.iter().collect();
+            let word_candidates = Postings::intersect(&lists, self.nav.pages)
+                .into_iter()
+                .filter(|n| in_phrase_tier.binary_search(n).is_err())
+                .collect();
+            self.walk(
+                &mut pages,
+                Ranked::new(word_candidates, &scores),
+                &mut results,
+                |record, text| q.in_words_tier(text, &record.id).then_some(&q),
+            )?;
         }
-        let scope = match results.last() {
-            Some(last) if results.len() == MAX_RESULTS => Scope::Through(&last.path),
-            _ => Scope::Everything,
-        };
-        self.check_once(root, scope, checked)?;
+        // Any page anywhere may outrank the answer's: it depends on every folder.
+        self.check_once(root, Scope::Everything, checked)?;
         Ok(SearchResults {
             query: query.to_owned(),
             results,
         })
     }
 
-    /// Page numbers that may contain the folded query, in path order; `None` when the key
-    /// table belongs to another build.
-    fn candidates(&self, folded: &[u8]) -> Result<Option<Vec<u32>>, ContentError> {
-        let keys = query_keys(folded);
+    /// Reads candidates best first, in runs, keeping each that `belongs` (which sees the page's
+    /// file), until they hold as many version groups as the answer still needs or run out; then
+    /// adds them to `results` with versions spread out ([`spread_versions`]), as the live scan
+    /// orders them.
+    fn walk<'q>(
+        &self,
+        pages: &mut PagesFile,
+        mut ranked: Ranked,
+        results: &mut Vec<dochub_content::SearchHit>,
+        mut belongs: impl FnMut(&PageRecord, &str) -> Option<&'q RankedQuery>,
+    ) -> Result<(), CatalogError> {
+        let need = MAX_RESULTS.saturating_sub(results.len());
+        let mut hits = Vec::new();
+        let mut groups = std::collections::HashSet::new();
+        let mut run_len = 0;
+        'runs: while groups.len() < need {
+            // As many as the answer still needs and a few more (most candidates are hits),
+            // doubling when they were not: each run costs two rounds of reads.
+            run_len = (need + need / 4 + 8).max(run_len * 2);
+            let run = ranked.next_run(run_len);
+            if run.is_empty() {
+                break;
+            }
+            for record in pages.records(&run)? {
+                let Some((p, s)) = self.subs.get(record.sub as usize) else {
+                    return Err(CatalogError::Stale("the index is damaged".into()));
+                };
+                let (raw, plain) = pages.text(&record)?;
+                if let Some(q) = belongs(&record, &page_text(&raw)) {
+                    let path = format!("{p}/{s}/{}", record.id);
+                    let hit = ranked_hit(q, path, record.title, &plain);
+                    let (p, id, title) = version_group(&hit);
+                    groups.insert((p.to_owned(), id.to_owned(), title.to_owned()));
+                    hits.push(hit);
+                    // The best of `need` groups: nothing later comes before them.
+                    if groups.len() == need {
+                        break 'runs;
+                    }
+                }
+            }
+        }
+        let mut spread = spread_versions(hits);
+        spread.truncate(need);
+        results.extend(spread);
+        Ok(())
+    }
+
+    /// For each folded text, the page numbers that may contain it (in their text or id), in
+    /// path order; `None` when the key table belongs to another build. The key table's
+    /// blocks and the posting lists of all the texts are read together.
+    fn candidates(&self, texts: &[&[u8]]) -> Result<Option<Vec<Vec<u32>>>, ContentError> {
+        let key_sets: Vec<Vec<u32>> = texts.iter().map(|t| query_keys(t)).collect();
+        let mut keys: Vec<u32> = key_sets.concat();
+        keys.sort_unstable();
+        keys.dedup();
         let mut grams = Grams::open(&self.dir.join(GRAMS_FILE))?;
         if grams.build_id() != self.nav.build_id {
             return Ok(None);
         }
-        let mut spans = Vec::with_capacity(keys.len());
-        for span in grams.find_all(&keys)? {
-            match span {
-                Some(span) => spans.push(span),
-                None => return Ok(Some(Vec::new())),
-            }
-        }
+        let spans = grams.find_all(&keys)?;
         let postings_path = self.dir.join(POSTINGS_FILE);
         let mut file = format::open(&postings_path)?;
-        let ranges: Vec<(u64, usize)> = spans.iter().map(|&(o, l)| (o, l as usize)).collect();
-        let lists = format::read_ranges(&mut file, &postings_path, &ranges)?
+        let ranges: Vec<(u64, usize)> = spans
             .iter()
-            .map(|bytes| {
-                Postings::parse(bytes, self.nav.pages).ok_or_else(|| ContentError::IndexDamaged {
-                    path: postings_path.clone(),
+            .flatten()
+            .map(|&(o, l)| (o, l as usize))
+            .collect();
+        let mut read = format::read_ranges(&mut file, &postings_path, &ranges)?.into_iter();
+        let mut lists: HashMap<u32, Postings> = HashMap::new();
+        for (key, span) in keys.iter().zip(&spans) {
+            if span.is_some() {
+                let bytes = read.next().unwrap_or_default();
+                let list = Postings::parse(&bytes, self.nav.pages).ok_or_else(|| {
+                    ContentError::IndexDamaged {
+                        path: postings_path.clone(),
+                    }
+                })?;
+                lists.insert(*key, list);
+            }
+        }
+        Ok(Some(
+            key_sets
+                .iter()
+                .map(|set| {
+                    let of_set: Option<Vec<&Postings>> =
+                        set.iter().map(|key| lists.get(key)).collect();
+                    of_set.map_or_else(Vec::new, |of_set| {
+                        Postings::intersect(&of_set, self.nav.pages)
+                    })
                 })
+                .collect(),
+        ))
+    }
+
+    /// Every page's score for `q`, by page number (see [`dochub_content::rank`]); `None` when
+    /// the term table belongs to another build. One block of the term table per query term,
+    /// then the impacts of every matched term together.
+    fn scores(&self, q: &RankedQuery) -> Result<Option<Vec<f64>>, ContentError> {
+        let pages = self.nav.pages;
+        let mut total = vec![0.0; pages as usize];
+        if q.terms.is_empty() {
+            return Ok(Some(total));
+        }
+        let mut terms = Terms::open(&self.dir.join(TERMS_FILE))?;
+        if terms.build_id() != self.nav.build_id {
+            return Ok(None);
+        }
+        let mut matched: Vec<(usize, TermEntry)> = Vec::new();
+        for (w, word) in q.terms.iter().enumerate() {
+            let mut walk = Expansion::new(word);
+            let entries = terms.scan(walk.start(), |t| walk.offer(t))?;
+            matched.extend(entries.into_iter().map(|e| (w, e)));
+        }
+        let path = self.dir.join(IMPACTS_FILE);
+        let mut file = format::open(&path)?;
+        let ranges: Vec<(u64, usize)> = matched
+            .iter()
+            .map(|(_, e)| (e.offset, e.len as usize))
+            .collect();
+        let read = format::read_ranges(&mut file, &path, &ranges)?;
+        let mut best = vec![0.0; pages as usize];
+        let mut touched = Vec::new();
+        for (w, word) in q.terms.iter().enumerate() {
+            let of_word = || matched.iter().zip(&read).filter(|((m, _), _)| *m == w);
+            let word_df = of_word().map(|((_, e), _)| e.df).max().unwrap_or(0);
+            for ((_, entry), bytes) in of_word() {
+                let weight = term_weight(word, &entry.term, word_df, pages);
+                let impacts = decode_impacts(bytes, pages)
+                    .ok_or_else(|| ContentError::IndexDamaged { path: path.clone() })?;
+                for (page, impact) in impacts {
+                    let slot = &mut best[page as usize];
+                    if *slot == 0.0 {
+                        touched.push(page as usize);
+                    }
+                    *slot = f64::max(*slot, contribution(weight, impact));
+                }
+            }
+            // Summed in query term order, as the live scan sums.
+            for page in touched.drain(..) {
+                total[page] += best[page];
+                best[page] = 0.0;
+            }
+        }
+        Ok(Some(total))
+    }
+}
+
+/// Candidates handed out best first, a run at a time: only what the answer reaches is sorted.
+struct Ranked {
+    /// (score, page number) in the order wanted: higher score first, then path order.
+    keys: Vec<(std::cmp::Reverse<u64>, u32)>,
+    taken: usize,
+}
+
+impl Ranked {
+    fn new(candidates: Vec<u32>, scores: &[f64]) -> Ranked {
+        let keys = candidates
+            .into_iter()
+            .map(|n| {
+                let score = scores.get(n as usize).copied().unwrap_or_default();
+                (std::cmp::Reverse(score_key([score])), n)
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Some(Postings::intersect(&lists, self.nav.pages)))
+            .collect();
+        Ranked { keys, taken: 0 }
+    }
+
+    /// The next `n` candidates, or fewer at the end.
+    fn next_run(&mut self, n: usize) -> Vec<u32> {
+        let rest = &mut self.keys[self.taken..];
+        let n = n.min(rest.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        if n < rest.len() {
+            rest.select_nth_unstable(n - 1);
+        }
+        let run = &mut rest[..n];
+        run.sort_unstable();
+        self.taken += n;
+        run.iter().map(|&(_, page)| page).collect()
     }
 }
 

@@ -1,6 +1,6 @@
 //! Marking the occurrences of a search query in an excerpt.
 
-use dochub_content::Query;
+use dochub_content::RankedQuery;
 
 /// A piece of an excerpt: either plain text or an occurrence of the query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,9 +11,10 @@ pub struct Segment {
     pub is_match: bool,
 }
 
-/// Splits `text` into segments, marking every non-overlapping occurrence of `query` that
-/// search would match: the same [`Query`] decides, so what is marked is what was found (one
-/// case-folding rule for both). A query search refuses (under two characters) marks nothing.
+/// Splits `text` into segments, marking every non-overlapping occurrence of `query`, or of
+/// one of its words, that search would match: the same [`RankedQuery`] decides, so what is
+/// marked is what was found (one case-folding rule for both), the longest first where two
+/// overlap. A query search refuses (under two characters) marks nothing.
 ///
 /// ```
 /// let segments = dochub_render::highlight("Render the RENDERED page", "render");
@@ -21,10 +22,31 @@ pub struct Segment {
 /// assert_eq!(marked, ["Render", "RENDER"]);
 /// ```
 pub fn highlight(text: &str, query: &str) -> Vec<Segment> {
-    let ranges = match Query::new(query) {
-        Ok(q) => q.find_all(text, usize::MAX),
-        Err(_) => Vec::new(),
-    };
+    let mut found = Vec::new();
+    if let Ok(q) = RankedQuery::new(query) {
+        found.extend(q.phrase.find_all(text, usize::MAX));
+        // A word stands for its stem: the rest of the word it ends in is marked with it.
+        for word in &q.words {
+            found.extend(
+                word.find_all(text, usize::MAX)
+                    .into_iter()
+                    .map(|(start, end)| {
+                        let rest = text[end..]
+                            .find(|c: char| !c.is_alphanumeric())
+                            .unwrap_or(text.len() - end);
+                        (start, end + rest)
+                    }),
+            );
+        }
+    }
+    // Earliest first, the longest of those starting together; then drop what overlaps.
+    found.sort_by_key(|&(start, end)| (start, std::cmp::Reverse(end)));
+    let mut ranges: Vec<(usize, usize)> = Vec::with_capacity(found.len());
+    for (start, end) in found {
+        if ranges.last().is_none_or(|&(_, last_end)| start >= last_end) {
+            ranges.push((start, end));
+        }
+    }
     let mut segments = Vec::with_capacity(ranges.len() * 2 + 1);
     let mut plain_start = 0;
     for (start, end) in ranges {
@@ -74,6 +96,22 @@ mod tests {
         );
         assert_eq!(marks("aaaa", "aa"), "[aa][aa]");
         assert_eq!(marks("xyz", "xyz"), "[xyz]");
+    }
+
+    #[test]
+    fn marks_the_phrase_and_each_word() {
+        assert_eq!(
+            marks("a Key Value store; the value of a key", "key value"),
+            "a [Key Value] store; the [value] of a [key]"
+        );
+        assert_eq!(marks("store the key", "  store  key "), "[store] the [key]");
+        // One-character words are not searched for alone.
+        assert_eq!(marks("a b ab", "a b"), "[a b] ab");
+        // A word marks the other endings search finds for it, whole.
+        assert_eq!(
+            marks("Migrating triggers: migrate a trigger", "migrate triggers"),
+            "[Migrating] [triggers]: [migrate] a [trigger]"
+        );
     }
 
     #[test]

@@ -7,14 +7,10 @@ use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, 
 use crate::links::{self, Rewrite};
 use crate::slug::IdAllocator;
 
-/// The markdown dialect of dochub pages, in one place: CommonMark plus tables, footnotes,
-/// strikethrough, task lists and heading attributes (`# Title {#id .class}`).
+/// The markdown dialect of dochub pages: the one search reads too
+/// ([`dochub_content::markdown_options`]).
 pub fn options() -> Options {
-    Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_HEADING_ATTRIBUTES
+    dochub_content::markdown_options()
 }
 
 /// One entry of a page's outline: an h2 or h3 heading.
