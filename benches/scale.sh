@@ -1,5 +1,6 @@
 #!/bin/sh
-# Scale benchmark (not a test; figures depend on the machine): search, docs pages and
+# Scale benchmark (not a test; figures depend on the machine): ranked search (a rare word, a
+# common word, two letters, three words), docs pages and
 # manifests over generated trees of 300 and 10,000 pages under the local host, loaded by wrk,
 # answering from the content tree (SERVE_PREBUILT=0, "live"), from the prebuilt index in the
 # copy the host makes at start as `spin up` does ("index"), and from the index with the folders
@@ -10,7 +11,8 @@
 # Needs wrk and ripgrep (Debian: apt-get install -y wrk ripgrep).
 # The host runs in the dev profile (its dependencies optimised, as the tests run it);
 # SCALE_PROFILE=release builds and runs it in release instead.
-# SCALE_SHAPES (default "3x5x20 10x10x100"): projects x subprojects x pages per tree.
+# SCALE_SHAPES (default "3x5x20 10x10x100"): projects x subprojects x pages per tree
+# ("10x10x1000" for 100,000 pages).
 # SCALE_MODES (default "live index direct"), SCALE_SECONDS (default 3) per route, SCALE_CONNECTIONS
 # (default 4), SCALE_PORT (default 3918).
 # SCALE_WASM_DIR: take api.wasm, docs.wasm and overview.wasm from this folder (e.g. built from
@@ -115,6 +117,7 @@ for shape in $shapes; do
     rare_rg="$(rg_ms quasar "$tree/content")"
     common_rg="$(rg_ms service "$tree/content")"
     two_rg="$(rg_ms th "$tree/content")"
+    three_rg="$(rg_ms "key value store" "$tree/content")"
     for mode in $modes; do
         set -- 
         if [ "$mode" = live ]; then set -- -e SERVE_PREBUILT=0; fi
@@ -137,6 +140,7 @@ for shape in $shapes; do
         load "/api/search?q=quasar" "$rare_rg"
         load "/api/search?q=service" "$common_rg"
         load "/api/search?q=th" "$two_rg"
+        load "/api/search?q=key%20value%20store" "$three_rg"
         load "/docs/search?q=quasar" "$rare_rg"
         load "/docs/p00/s00/page-0001"
         load "/docs/p00/s00/"
