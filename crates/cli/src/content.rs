@@ -36,10 +36,11 @@ pub fn build(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     );
     let index = summary.index;
     println!(
-        "indexed {} pages ({:.1} MB) with {} keys: index {:.1} MB, built in {:.2} s",
+        "indexed {} pages ({:.1} MB) with {} keys and {} terms: index {:.1} MB, built in {:.2} s",
         index.pages,
         index.corpus_bytes as f64 / 1e6,
         index.keys,
+        index.terms,
         index.bytes as f64 / 1e6,
         started.elapsed().as_secs_f64()
     );

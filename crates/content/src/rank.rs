@@ -3,10 +3,10 @@
 //! with the same functions, from the same integers, so both give the same order.
 //!
 //! **Which pages answer.** Tier 1: every page whose file (frontmatter included) or page id
-//! holds the whole query as a case-insensitive substring. Tier 2, when the query has words
-//! (runs of non-space) of two characters or more and is not one of them: pages that hold every
-//! such word, in any order, and are not in tier 1. Tier 1 comes first: an exact phrase beats
-//! scattered words.
+//! holds the whole query as a case-insensitive substring. Tier 2, when the query's words (runs
+//! of non-space of two characters or more, each standing for its [`stem`]) are not just the
+//! query itself: pages that hold every such word, in any order, and are not in tier 1. Tier 1
+//! comes first: an exact phrase beats scattered words.
 //!
 //! **What a page is scored on.** Its terms: runs of letters and digits of the case-folded text
 //! ([`crate::fold`]), of 2 characters to [`MAX_TERM_BYTES`] bytes, in four fields: the title,
@@ -25,8 +25,7 @@
 //!
 //! `tf_f` is how often term `t` is in field `f` of page `d`, `len_f` how many terms that field
 //! has, `avglen_f` its mean over all `N` pages and `df` the most pages any term `w` matches is
-//! in. A
-//! query word `w` of [`PREFIX_MIN_CHARS`] characters or more matches itself and the first
+//! in. A query word `w` of [`PREFIX_MIN_CHARS`] characters or more matches itself and the first
 //! [`MAX_EXPANSIONS`] other terms that start with its [`stem`] (in byte order, see
 //! [`Expansion`]); `r(w, t)` is 1 for the word itself, else the shorter of their lengths in
 //! characters over the longer (`config` finds `configuration` at 6/13 of the weight). A
@@ -424,8 +423,10 @@ pub fn contribution(weight: f64, impact: u16) -> f64 {
 pub struct RankedQuery {
     /// The whole query.
     pub phrase: Query,
-    /// Its words when tier 2 applies (two or more, or one that is not the whole phrase),
-    /// else empty.
+    /// Its words, each standing for its [`stem`], when tier 2 applies (one of them has
+    /// [`crate::MIN_QUERY_CHARS`] characters or more, and they are not just the phrase),
+    /// else empty. A shorter word (`7` in `page 7`) is only checked in the pages the longer
+    /// ones find.
     pub words: Vec<Query>,
     /// Its terms, in query order, without repeats.
     pub terms: Vec<String>,
@@ -440,14 +441,13 @@ impl RankedQuery {
         let mut words: Vec<Query> = Vec::new();
         for word in trimmed.split_whitespace() {
             // A page holding `migrating` holds the word `migrate`.
-            if let Ok(q) = Query::new(stem(&fold(word)))
-                && !words.iter().any(|w| w.folded() == q.folded())
-                && words.len() < MAX_QUERY_TERMS
-            {
+            let q = Query::word(stem(&fold(word)));
+            if !words.iter().any(|w| w.folded() == q.folded()) && words.len() < MAX_QUERY_TERMS {
                 words.push(q);
             }
         }
-        if words.len() == 1 && words[0].folded() == phrase.folded() {
+        let only_phrase = words.len() == 1 && words[0].folded() == phrase.folded();
+        if only_phrase || words.iter().all(|w| !w.searchable()) {
             words.clear();
         }
         let mut query_terms: Vec<String> = Vec::new();
@@ -477,22 +477,32 @@ impl RankedQuery {
                 .all(|w| w.find(text).is_some() || w.find(id).is_some())
     }
 
-    /// Where an excerpt of `plain` is centred: the first match of the phrase, else the
-    /// earliest of any word or term, else the start.
-    pub fn excerpt_range(&self, plain: &str) -> (usize, usize) {
-        if let Some(found) = self.phrase.find(plain) {
-            return found;
+    /// The words a page can be looked up by and marked with: those of
+    /// [`crate::MIN_QUERY_CHARS`] characters or more.
+    pub fn searchable_words(&self) -> impl Iterator<Item = &Query> {
+        self.words.iter().filter(|w| w.searchable())
+    }
+
+    /// Where an excerpt of `text` is centred: the first match of the phrase, else the
+    /// earliest of a searchable word or a term; `None` when there is none.
+    pub fn excerpt_range(&self, text: &str) -> Option<(usize, usize)> {
+        if let Some(found) = self.phrase.find(text) {
+            return Some(found);
         }
         let mut best: Option<(usize, usize)> = None;
-        let terms = self.terms.iter().filter_map(|t| Query::new(t).ok());
-        for q in self.words.iter().chain(terms.collect::<Vec<_>>().iter()) {
-            if let Some(found) = q.find(plain)
+        let terms: Vec<Query> = self
+            .terms
+            .iter()
+            .filter_map(|t| Query::new(t).ok())
+            .collect();
+        for q in self.searchable_words().chain(&terms) {
+            if let Some(found) = q.find(text)
                 && best.is_none_or(|b| found.0 < b.0)
             {
                 best = Some(found);
             }
         }
-        best.unwrap_or((0, 0))
+        best
     }
 }
 
@@ -549,12 +559,17 @@ mod tests {
         let words: Vec<&str> = q.words.iter().map(|w| w.folded()).collect();
         assert_eq!(words, ["stor", "key", "valu"]);
         assert!(RankedQuery::new("quickstart").unwrap().words.is_empty());
-        // A one-character word is left out of the words a page must hold.
-        let q = RankedQuery::new("a cors").unwrap();
-        assert_eq!(q.words.len(), 1);
-        assert!(q.in_words_tier("CORS is enabled", "x"));
+        // A one-character word is checked, not looked up.
+        let q = RankedQuery::new("page 7").unwrap();
+        assert_eq!(q.words.len(), 2);
+        assert_eq!(q.searchable_words().count(), 1);
+        assert!(q.in_words_tier("Page 17", "x"));
+        assert!(!q.in_words_tier("Page 18", "x"));
+        assert!(RankedQuery::new("a b").unwrap().words.is_empty());
         let long = RankedQuery::new(&"word ".repeat(2000)).unwrap();
         assert_eq!(long.words.len(), 1);
+        assert_eq!(long.excerpt_range("a word"), Some((2, 6)));
+        assert_eq!(long.excerpt_range("nothing"), None);
         let many: String = (0..100).map(|n| format!("w{n} ")).collect();
         let many = RankedQuery::new(&many).unwrap();
         assert_eq!(

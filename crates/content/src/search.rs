@@ -120,14 +120,26 @@ pub fn fold(text: &str) -> String {
     out
 }
 
-/// The hit for one page of the answer: its excerpt is cut from its plain text, centred as
-/// [`RankedQuery::excerpt_range`] says. Shared by the live scan and the prebuilt index.
-pub fn ranked_hit(q: &RankedQuery, path: String, title: String, plain: &str) -> SearchHit {
-    let (start, end) = q.excerpt_range(plain);
+/// The hit for one page of the answer: its excerpt is cut from the body's plain text, centred
+/// as [`RankedQuery::excerpt_range`] says; when the body holds no match and the summary does
+/// (a page found by its summary), from the summary; else it is the body's start. Shared by the
+/// live scan and the prebuilt index.
+pub fn ranked_hit(
+    q: &RankedQuery,
+    path: String,
+    title: String,
+    plain: &str,
+    summary: &str,
+) -> SearchHit {
+    let excerpt = match (q.excerpt_range(plain), q.excerpt_range(summary)) {
+        (Some((start, end)), _) => excerpt(plain, start, end),
+        (None, Some((start, end))) => excerpt(summary, start, end),
+        (None, None) => excerpt(plain, 0, 0),
+    };
     SearchHit {
         path,
         title,
-        excerpt: excerpt(plain, start, end),
+        excerpt,
     }
 }
 
@@ -144,6 +156,21 @@ impl Query {
         }
         let finder = Finder::new(folded.as_bytes()).into_owned();
         Ok(Query { folded, finder })
+    }
+
+    /// A query for one word of a longer one, of any length (see [`RankedQuery::words`]).
+    pub(crate) fn word(word: &str) -> Query {
+        let mut folded = String::with_capacity(word.len());
+        for c in word.chars() {
+            fold_char(c, &mut folded);
+        }
+        let finder = Finder::new(folded.as_bytes()).into_owned();
+        Query { folded, finder }
+    }
+
+    /// Whether the query could be searched for alone (it has [`MIN_QUERY_CHARS`] characters).
+    pub fn searchable(&self) -> bool {
+        self.folded.chars().nth(MIN_QUERY_CHARS - 1).is_some()
     }
 
     /// The trimmed query, case-folded.
@@ -316,6 +343,7 @@ impl ContentRoot {
             number: usize,
             path: String,
             title: String,
+            summary: String,
             plain: String,
             lengths: FieldCounts,
             /// Counts of the page's terms that some query term may match.
@@ -357,6 +385,7 @@ impl ContentRoot {
                     number,
                     path: format!("{p}/{s}/{id}"),
                     title: parsed.title,
+                    summary: parsed.summary,
                     plain: analysed.plain,
                     lengths: analysed.lengths,
                     matched,
@@ -403,7 +432,8 @@ impl ContentRoot {
         ranked.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
         let mut tiers: [Vec<SearchHit>; 2] = Default::default();
         for (tier, .., m) in ranked {
-            tiers[usize::from(tier - 1)].push(ranked_hit(&q, m.path, m.title, &m.plain));
+            let hit = ranked_hit(&q, m.path, m.title, &m.plain, &m.summary);
+            tiers[usize::from(tier - 1)].push(hit);
         }
         let mut results: Vec<SearchHit> = tiers.into_iter().flat_map(spread_versions).collect();
         results.truncate(MAX_RESULTS);

@@ -8,11 +8,12 @@
 //!             | entries: keys x (key u32, offset u64, len u32), sorted by key
 //! pages.bin   "DHP5" | build_id u64 | pages u32 | 0 u32
 //!             | records: pages x (sub u32, id_len u32, title_len u32, packed_len u32,
-//!                                  offset u64, size u64, packed_hash u64, plain_size u32)
+//!                                  offset u64, size u64, packed_hash u64, plain_size u32,
+//!                                  summary_size u32)
 //!             | data: each page's id and title (UTF-8), then its whole file followed by its
-//!               body's plain text, compressed as one LZ4 block (the plain text is mostly
-//!               the file's own words, so it costs little), back to back; a record's offset
-//!               counts from here
+//!               body's plain text and its summary, compressed as one LZ4 block (the plain
+//!               text is mostly the file's own words, so it costs little), back to back; a
+//!               record's offset counts from here
 //! terms.bin   "DHT1" | build_id u64 | terms u32 | blocks u32 | index_len u32
 //!             | block index: blocks x (first_len u8, first term, offset u32, len u32)
 //!             | blocks: entries (term_len u8, term, df u32, offset u64, len u32), sorted
@@ -41,7 +42,7 @@ const PAGES_HEADER: usize = 20;
 /// Entries per block of the key table: one block (4 KiB) is read per key looked up.
 const BLOCK: usize = 256;
 const ENTRY: usize = 16;
-const RECORD: usize = 44;
+const RECORD: usize = 48;
 /// Bytes of the key table's block index read with its header: 4 bytes a block of 256 keys.
 const HEAD_GUESS: usize = 16 * 1024;
 
@@ -249,7 +250,7 @@ pub(super) struct PagesWriter {
 }
 
 impl PagesWriter {
-    /// Adds the next page: its subproject's number, id, title, file and plain text.
+    /// Adds the next page: its subproject's number, id, title, file, plain text and summary.
     pub(super) fn push(
         &mut self,
         sub: u32,
@@ -257,10 +258,12 @@ impl PagesWriter {
         title: &str,
         raw: &[u8],
         plain: &str,
+        summary: &str,
     ) -> Result<(), ContentError> {
-        let mut both = Vec::with_capacity(raw.len() + plain.len());
+        let mut both = Vec::with_capacity(raw.len() + plain.len() + summary.len());
         both.extend_from_slice(raw);
         both.extend_from_slice(plain.as_bytes());
+        both.extend_from_slice(summary.as_bytes());
         let packed = lz4_flex::block::compress(&both);
         let packed_hash = crate::hash(&packed);
         let too_big = || ContentError::PageTooLarge {
@@ -277,8 +280,10 @@ impl PagesWriter {
         self.records
             .extend_from_slice(&(raw.len() as u64).to_le_bytes());
         self.records.extend_from_slice(&packed_hash.to_le_bytes());
-        let plain_len = u32::try_from(plain.len()).map_err(|_| too_big())?;
-        self.records.extend_from_slice(&plain_len.to_le_bytes());
+        for text in [plain, summary] {
+            let len = u32::try_from(text.len()).map_err(|_| too_big())?;
+            self.records.extend_from_slice(&len.to_le_bytes());
+        }
         self.data.extend_from_slice(id.as_bytes());
         self.data.extend_from_slice(title.as_bytes());
         self.data.extend_from_slice(&packed);
@@ -311,6 +316,7 @@ pub(super) struct PageRecord {
     packed: Vec<u8>,
     size: u64,
     plain_size: usize,
+    summary_size: usize,
     packed_hash: u64,
 }
 
@@ -361,6 +367,7 @@ impl PagesFile {
             size: u64,
             packed_hash: u64,
             plain_size: usize,
+            summary_size: usize,
         }
         let fields: Vec<Fields> = read_ranges(&mut self.file, &self.path, &ranges)?
             .iter()
@@ -373,6 +380,7 @@ impl PagesFile {
                 size: u64_at(r, 24),
                 packed_hash: u64_at(r, 32),
                 plain_size: u32_at(r, 40) as usize,
+                summary_size: u32_at(r, 44) as usize,
             })
             .collect();
         let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
@@ -402,29 +410,38 @@ impl PagesFile {
                     packed: packed.to_vec(),
                     size: f.size,
                     plain_size: f.plain_size,
+                    summary_size: f.summary_size,
                     packed_hash: f.packed_hash,
                 })
             })
             .collect()
     }
 
-    /// A record's file and its body's plain text, unpacked. Packed bytes that do not match
-    /// their recorded hash, or do not unpack to the recorded sizes, are damage: the hash is
-    /// checked first, so the decoder only ever sees what the build wrote, and over the packed
-    /// bytes, half as many to hash.
-    pub(super) fn text(&self, record: &PageRecord) -> Result<(Vec<u8>, String), ContentError> {
+    /// A record's file, its body's plain text and its summary, unpacked. Packed bytes that do
+    /// not match their recorded hash, or do not unpack to the recorded sizes, are damage: the
+    /// hash is checked first, so the decoder only ever sees what the build wrote, and over the
+    /// packed bytes, half as many to hash.
+    pub(super) fn text(
+        &self,
+        record: &PageRecord,
+    ) -> Result<(Vec<u8>, String, String), ContentError> {
         if crate::hash(&record.packed) != record.packed_hash {
             return Err(damaged(&self.path));
         }
         let damaged = || damaged(&self.path);
         let size = usize::try_from(record.size).map_err(|_| damaged())?;
-        let total = size.checked_add(record.plain_size).ok_or_else(damaged)?;
+        let total = [record.plain_size, record.summary_size]
+            .iter()
+            .try_fold(size, |sum, n| sum.checked_add(*n))
+            .ok_or_else(damaged)?;
         let mut raw = lz4_flex::block::decompress(&record.packed, total)
             .ok()
             .filter(|bytes| bytes.len() == total)
             .ok_or_else(damaged)?;
-        let plain = String::from_utf8(raw.split_off(size)).map_err(|_| damaged())?;
-        Ok((raw, plain))
+        let mut plain = raw.split_off(size);
+        let summary = plain.split_off(record.plain_size);
+        let utf8 = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(|_| damaged());
+        Ok((raw, utf8(plain)?, utf8(summary)?))
     }
 }
 
@@ -834,7 +851,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.bin");
         let mut w = PagesWriter::default();
-        let want: Vec<(u32, String, String, (Vec<u8>, String))> = (0..1000u32)
+        let want: Vec<(u32, String, String, (Vec<u8>, String, String))> = (0..1000u32)
             .map(|n| {
                 let title = if n % 3 == 0 {
                     String::new()
@@ -843,11 +860,17 @@ mod tests {
                 };
                 let raw = format!("# Page {n}\n\n{}", "wörds ".repeat(n as usize % 50));
                 let plain = format!("Page {n} {}", "wörds ".repeat(n as usize % 7));
-                (n / 7, format!("page-{n}"), title, (raw.into_bytes(), plain))
+                let summary = "Sümmary ".repeat(n as usize % 3);
+                (
+                    n / 7,
+                    format!("page-{n}"),
+                    title,
+                    (raw.into_bytes(), plain, summary),
+                )
             })
             .collect();
-        for (sub, id, title, (raw, plain)) in &want {
-            w.push(*sub, id, title, raw, plain).unwrap();
+        for (sub, id, title, (raw, plain, summary)) in &want {
+            w.push(*sub, id, title, raw, plain, summary).unwrap();
         }
         let bytes = w.finish(9);
         std::fs::write(&path, &bytes).unwrap();

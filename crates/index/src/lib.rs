@@ -558,8 +558,14 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, Content
                 .or_default()
                 .push((scan.count, counts));
         }
-        scan.pages
-            .push(sub, id, &parsed.title, &raw, &analysed.plain)?;
+        scan.pages.push(
+            sub,
+            id,
+            &parsed.title,
+            &raw,
+            &analysed.plain,
+            &parsed.summary,
+        )?;
         scan.sub_pages[sub as usize].push(IndexedPage {
             id: id.clone(),
             title: parsed.title,
@@ -889,7 +895,7 @@ impl Index {
     ) -> Result<SearchResults, CatalogError> {
         let q = RankedQuery::new(query)?;
         let mut texts = vec![q.phrase.folded().as_bytes()];
-        texts.extend(q.words.iter().map(|w| w.folded().as_bytes()));
+        texts.extend(q.searchable_words().map(|w| w.folded().as_bytes()));
         let Some(mut lists) = self.candidates(&texts)? else {
             return Err(rebuilding());
         };
@@ -966,10 +972,10 @@ impl Index {
                 let Some((p, s)) = self.subs.get(record.sub as usize) else {
                     return Err(CatalogError::Stale("the index is damaged".into()));
                 };
-                let (raw, plain) = pages.text(&record)?;
+                let (raw, plain, summary) = pages.text(&record)?;
                 if let Some(q) = belongs(&record, &page_text(&raw)) {
                     let path = format!("{p}/{s}/{}", record.id);
-                    let hit = ranked_hit(q, path, record.title, &plain);
+                    let hit = ranked_hit(q, path, record.title, &plain, &summary);
                     let (p, id, title) = version_group(&hit);
                     groups.insert((p.to_owned(), id.to_owned(), title.to_owned()));
                     hits.push(hit);

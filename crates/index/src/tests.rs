@@ -275,7 +275,7 @@ proptest! {
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             let front = title
                 .as_ref()
-                .map(|t| format!("---\ntitle: \"{t}\"\n---\n"))
+                .map(|t| format!("---\ntitle: \"{t}\"\nsummary: \"{t} {heading}\"\n---\n"))
                 .unwrap_or_default();
             fs::write(path, format!("{front}# {heading}\n\n{body}\n")).unwrap();
         }

@@ -26,7 +26,7 @@ pub fn highlight(text: &str, query: &str) -> Vec<Segment> {
     if let Ok(q) = RankedQuery::new(query) {
         found.extend(q.phrase.find_all(text, usize::MAX));
         // A word stands for its stem: the rest of the word it ends in is marked with it.
-        for word in &q.words {
+        for word in q.searchable_words() {
             found.extend(
                 word.find_all(text, usize::MAX)
                     .into_iter()
