@@ -23,8 +23,9 @@
 //!             tag 1: a bitmap of one bit per page
 //! ```
 //!
-//! A key is a byte trigram, `(3 << 24) | b0 << 16 | b1 << 8 | b2`,
-//! or an ASCII bigram `(2 << 24) | b0 << 8 | b1`, so both live in one sorted table.
+//! A key is a byte trigram, `(3 << 24) | b0 << 16 | b1 << 8 | b2`, an ASCII bigram
+//! `(2 << 24) | b0 << 8 | b1`, or a word boundary `(1 << 28) | 28 bits of its hash`, so all
+//! live in one sorted table.
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +50,12 @@ const HEAD_GUESS: usize = 16 * 1024;
 /// The key of a byte trigram.
 pub(super) fn trigram(a: u8, b: u8, c: u8) -> u32 {
     (3 << 24) | (u32::from(a) << 16) | (u32::from(b) << 8) | u32::from(c)
+}
+
+/// The key of a word boundary, from its hash (a hash that collides only widens the
+/// candidates, which are all matched after).
+pub(super) fn boundary(hash: u64) -> u32 {
+    (1 << 28) | (hash as u32 & 0x0fff_ffff)
 }
 
 /// The key of a byte bigram.

@@ -86,7 +86,7 @@ use format::{
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 
 const NAV_FILE: &str = "nav.bin";
 /// Where format 2 and earlier kept the navigation file (JSON, with a `format` field).
@@ -336,8 +336,9 @@ fn dir_record(dir: &Path, level: usize) -> Result<DirRecord, ContentError> {
     })
 }
 
-/// The keys a text is indexed under: every byte trigram of the folded text, and every pair
-/// of ASCII bytes (for two-character queries). Sorted, without duplicates.
+/// The keys a text is indexed under: every byte trigram of the folded text, every pair of
+/// ASCII bytes (for two-character queries), and every word boundary ([`boundary_keys`]).
+/// Sorted, without duplicates.
 fn keys_of(folded: &[u8]) -> Vec<u32> {
     let mut keys = Vec::with_capacity(folded.len() * 2);
     for w in folded.windows(3) {
@@ -348,8 +349,52 @@ fn keys_of(folded: &[u8]) -> Vec<u32> {
             keys.push(format::bigram(w[0], w[1]));
         }
     }
+    keys.extend(boundary_keys(folded));
     keys.sort_unstable();
     keys.dedup();
+    keys
+}
+
+/// A byte of a word: an ASCII letter or digit, or part of a character beyond ASCII.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b >= 0x80
+}
+
+/// Longest run of separators a boundary key spans.
+const MAX_SEPARATOR: usize = 3;
+
+/// The keys of the word boundaries of a folded text: the two bytes of word before a short run
+/// of separators (ASCII, not letters or digits), the run, and the two bytes of word after
+/// (`ey va` in `key value`), and the same with three bytes (`key val`), hashed. A phrase of common words has common trigrams, but its
+/// boundaries are as rare as the phrase: a page holding `key value store` holds `ey va` and
+/// `ue st`. A query's boundaries are the text's wherever it matches (the run is whole in both:
+/// word bytes close it on either side), so they narrow candidates without losing any.
+fn boundary_keys(folded: &[u8]) -> Vec<u32> {
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while i < folded.len() {
+        if is_word_byte(folded[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < folded.len() && !is_word_byte(folded[i]) {
+            i += 1;
+        }
+        if i - start > MAX_SEPARATOR {
+            continue;
+        }
+        // Two bytes either side, and three where there are (far rarer in a small vocabulary).
+        for side in [2, 3] {
+            if start >= side && i + side <= folded.len() {
+                let gram = &folded[start - side..i + side];
+                let word_bytes = gram[..side].iter().chain(&gram[gram.len() - side..]);
+                if word_bytes.copied().all(is_word_byte) {
+                    keys.push(format::boundary(hash(gram)));
+                }
+            }
+        }
+    }
     keys
 }
 
@@ -359,7 +404,7 @@ fn keys_of(folded: &[u8]) -> Vec<u32> {
 const MAX_QUERY_KEYS: usize = 24;
 
 /// The keys a folded query needs: its bigram when it is two bytes, else its trigrams, at most
-/// [`MAX_QUERY_KEYS`] of them (every n-th in key order).
+/// [`MAX_QUERY_KEYS`] of them (every n-th in key order), and its word boundaries.
 fn query_keys(folded: &[u8]) -> Vec<u32> {
     if folded.len() == 2 {
         return vec![format::bigram(folded[0], folded[1])];
@@ -370,10 +415,17 @@ fn query_keys(folded: &[u8]) -> Vec<u32> {
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    if keys.len() > MAX_QUERY_KEYS {
-        let step = keys.len().div_ceil(MAX_QUERY_KEYS);
+    // Boundaries narrow the most: all of them (up to half the keys), then trigrams.
+    let mut boundaries = boundary_keys(folded);
+    boundaries.sort_unstable();
+    boundaries.dedup();
+    boundaries.truncate(MAX_QUERY_KEYS / 2);
+    let room = MAX_QUERY_KEYS - boundaries.len();
+    if keys.len() > room {
+        let step = keys.len().div_ceil(room);
         keys = keys.into_iter().step_by(step).collect();
     }
+    keys.extend(boundaries);
     keys
 }
 

@@ -673,7 +673,7 @@ fn other_formats_and_mixed_builds_are_not_used() {
 }
 
 #[test]
-fn the_index_is_smaller_than_the_corpus() {
+fn the_index_stays_near_the_size_of_the_corpus() {
     let dir = tempfile::tempdir().unwrap();
     let spec = Spec {
         projects: 2,
@@ -686,5 +686,8 @@ fn the_index_is_smaller_than_the_corpus() {
     let out = tempfile::tempdir().unwrap();
     let summary = write_index(&root, out.path()).unwrap();
     assert_eq!(summary.pages, 300);
-    assert!(summary.bytes < summary.corpus_bytes, "{summary:?}");
+    // It holds each file and its plain text (compressed together), trigrams, word boundaries
+    // and terms: at 300 pages the key table's cost per key shows (at 10,000 the index is 0.9x
+    // the corpus, see benches/scale.sh); it must not grow past this.
+    assert!(summary.bytes < summary.corpus_bytes * 5 / 4, "{summary:?}");
 }
