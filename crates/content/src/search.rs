@@ -429,7 +429,7 @@ impl ContentRoot {
                 (m.tier, std::cmp::Reverse(score_key(best)), m.number, m)
             })
             .collect();
-        ranked.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        ranked.sort_unstable_by_key(|a| (a.0, a.1, a.2));
         let mut tiers: [Vec<SearchHit>; 2] = Default::default();
         for (tier, .., m) in ranked {
             let hit = ranked_hit(&q, m.path, m.title, &m.plain, &m.summary);

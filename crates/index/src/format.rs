@@ -858,7 +858,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.bin");
         let mut w = PagesWriter::default();
-        let want: Vec<(u32, String, String, (Vec<u8>, String, String))> = (0..1000u32)
+        // A page as written and read: subproject, id, title, and (file, plain text, summary).
+        type Page = (u32, String, String, (Vec<u8>, String, String));
+        let want: Vec<Page> = (0..1000u32)
             .map(|n| {
                 let title = if n % 3 == 0 {
                     String::new()
