@@ -430,6 +430,8 @@ pub struct RankedQuery {
     pub words: Vec<Query>,
     /// Its terms, in query order, without repeats.
     pub terms: Vec<String>,
+    /// Its terms as queries, to centre excerpts on (made once, not once a hit).
+    term_queries: Vec<Query>,
 }
 
 impl RankedQuery {
@@ -456,10 +458,12 @@ impl RankedQuery {
                 query_terms.push(term);
             }
         }
+        let term_queries = query_terms.iter().map(|t| Query::word(t)).collect();
         Ok(RankedQuery {
             phrase,
             words,
             terms: query_terms,
+            term_queries,
         })
     }
 
@@ -490,12 +494,7 @@ impl RankedQuery {
             return Some(found);
         }
         let mut best: Option<(usize, usize)> = None;
-        let terms: Vec<Query> = self
-            .terms
-            .iter()
-            .filter_map(|t| Query::new(t).ok())
-            .collect();
-        for q in self.searchable_words().chain(&terms) {
+        for q in self.searchable_words().chain(&self.term_queries) {
             if let Some(found) = q.find(text)
                 && best.is_none_or(|b| found.0 < b.0)
             {
