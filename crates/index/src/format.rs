@@ -6,14 +6,16 @@
 //! grams.bin   "DHG1" | build_id u64 | keys u32 | blocks u32
 //!             | first key of each block: blocks x u32
 //!             | entries: keys x (key u32, offset u64, len u32), sorted by key
-//! pages.bin   "DHP5" | build_id u64 | pages u32 | 0 u32
-//!             | records: pages x (sub u32, id_len u32, title_len u32, packed_len u32,
-//!                                  offset u64, size u64, packed_hash u64, plain_size u32,
-//!                                  summary_size u32)
-//!             | data: each page's id and title (UTF-8), then its whole file followed by its
-//!               body's plain text and its summary, compressed as one LZ4 block (the plain
-//!               text is mostly the file's own words, so it costs little), back to back; a
-//!               record's offset counts from here
+//! pages.bin   "DHP6" | build_id u64 | pages u32 | 0 u32
+//!             | starts: (pages + 1) x u64, where each page's entry starts in the data (the
+//!               last is the data's length), so an entry is found in one small read
+//!             | data: each page's entry, back to back: sub u32, id_len u32, title_len u32,
+//!               raw_size u32, raw_packed_len u32, plain_size u32, summary_size u32,
+//!               text_packed_len u32, raw_hash u64, text_hash u64, then the id and title
+//!               (UTF-8), the whole file compressed as one LZ4 block, and the body's plain
+//!               text followed by the summary as another, compressed with the file as its
+//!               dictionary (a candidate that is not a hit unpacks only the first); the
+//!               hashes are of the compressed blocks
 //! terms.bin   "DHT1" | build_id u64 | terms u32 | blocks u32 | index_len u32
 //!             | block index: blocks x (first_len u8, first term, offset u32, len u32)
 //!             | blocks: entries (term_len u8, term, df u32, offset u64, len u32), sorted
@@ -33,7 +35,7 @@ use dochub_content::ContentError;
 use dochub_content::fsio::File;
 
 const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
-const PAGES_MAGIC: &[u8; 4] = b"DHP5";
+const PAGES_MAGIC: &[u8; 4] = b"DHP6";
 const TERMS_MAGIC: &[u8; 4] = b"DHT1";
 const TERMS_HEADER: usize = 24;
 /// Entries per block of the term table.
@@ -43,7 +45,8 @@ const PAGES_HEADER: usize = 20;
 /// Entries per block of the key table: one block (4 KiB) is read per key looked up.
 const BLOCK: usize = 256;
 const ENTRY: usize = 16;
-const RECORD: usize = 48;
+/// The fixed fields that open a page's entry: eight `u32` and two hashes.
+const PAGE_HEAD: usize = 48;
 /// Bytes of the key table's block index read with its header: 4 bytes a block of 256 keys.
 const HEAD_GUESS: usize = 16 * 1024;
 
@@ -251,9 +254,8 @@ impl Grams {
 /// Builds `pages.bin` in memory, pages in number order.
 #[derive(Default)]
 pub(super) struct PagesWriter {
-    records: Vec<u8>,
+    starts: Vec<u64>,
     data: Vec<u8>,
-    count: u32,
 }
 
 impl PagesWriter {
@@ -267,46 +269,78 @@ impl PagesWriter {
         plain: &str,
         summary: &str,
     ) -> Result<(), ContentError> {
-        let mut both = Vec::with_capacity(raw.len() + plain.len() + summary.len());
-        both.extend_from_slice(raw);
-        both.extend_from_slice(plain.as_bytes());
-        both.extend_from_slice(summary.as_bytes());
-        let packed = lz4_flex::block::compress(&both);
-        let packed_hash = crate::hash(&packed);
+        let packed_raw = lz4_flex::block::compress(raw);
+        let mut text = Vec::with_capacity(plain.len() + summary.len());
+        text.extend_from_slice(plain.as_bytes());
+        text.extend_from_slice(summary.as_bytes());
+        // The plain text is mostly the file's own words: packed against the file, it costs
+        // little beside it (alone it would add a third to the table).
+        let packed_text = lz4_flex::block::compress_with_dict(&text, raw);
         let too_big = || ContentError::PageTooLarge {
             page: id.to_owned(),
         };
-        let lens = [id.len(), title.len(), packed.len()]
-            .map(|len| u32::try_from(len).map_err(|_| too_big()));
-        self.records.extend_from_slice(&sub.to_le_bytes());
-        for len in lens {
-            self.records.extend_from_slice(&len?.to_le_bytes());
+        let len32 = |len: usize| u32::try_from(len).map_err(|_| too_big());
+        self.starts.push(self.data.len() as u64);
+        let fields = [
+            sub,
+            len32(id.len())?,
+            len32(title.len())?,
+            len32(raw.len())?,
+            len32(packed_raw.len())?,
+            len32(plain.len())?,
+            len32(summary.len())?,
+            len32(packed_text.len())?,
+        ];
+        for field in fields {
+            self.data.extend_from_slice(&field.to_le_bytes());
         }
-        self.records
-            .extend_from_slice(&(self.data.len() as u64).to_le_bytes());
-        self.records
-            .extend_from_slice(&(raw.len() as u64).to_le_bytes());
-        self.records.extend_from_slice(&packed_hash.to_le_bytes());
-        for text in [plain, summary] {
-            let len = u32::try_from(text.len()).map_err(|_| too_big())?;
-            self.records.extend_from_slice(&len.to_le_bytes());
-        }
+        self.data
+            .extend_from_slice(&crate::hash(&packed_raw).to_le_bytes());
+        self.data
+            .extend_from_slice(&crate::hash(&packed_text).to_le_bytes());
         self.data.extend_from_slice(id.as_bytes());
         self.data.extend_from_slice(title.as_bytes());
-        self.data.extend_from_slice(&packed);
-        self.count += 1;
+        self.data.extend_from_slice(&packed_raw);
+        self.data.extend_from_slice(&packed_text);
         Ok(())
     }
 
     pub(super) fn finish(self, build_id: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(PAGES_HEADER + self.records.len() + self.data.len());
+        let count = self.starts.len();
+        let mut out = Vec::with_capacity(PAGES_HEADER + (count + 1) * 8 + self.data.len());
         out.extend_from_slice(PAGES_MAGIC);
         out.extend_from_slice(&build_id.to_le_bytes());
-        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&(count as u32).to_le_bytes());
         out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&self.records);
+        for start in self.starts.iter().chain([&(self.data.len() as u64)]) {
+            out.extend_from_slice(&start.to_le_bytes());
+        }
         out.extend_from_slice(&self.data);
         out
+    }
+}
+
+/// A packed part of a page entry: LZ4 bytes, the hash they were written with, and the size
+/// they unpack to.
+#[derive(Debug)]
+struct Packed {
+    bytes: Vec<u8>,
+    hash: u64,
+    size: usize,
+}
+
+impl Packed {
+    /// Unpacks; bytes that do not match their recorded hash, or do not unpack to the recorded
+    /// size, are damage. The hash is checked first, so the decoder only ever sees what the
+    /// build wrote.
+    fn unpack(&self, path: &Path, dict: &[u8]) -> Result<Vec<u8>, ContentError> {
+        if crate::hash(&self.bytes) != self.hash {
+            return Err(damaged(path));
+        }
+        lz4_flex::block::decompress_with_dict(&self.bytes, self.size, dict)
+            .ok()
+            .filter(|bytes| bytes.len() == self.size)
+            .ok_or_else(|| damaged(path))
     }
 }
 
@@ -318,16 +352,15 @@ pub(super) struct PageRecord {
     pub(super) sub: u32,
     pub(super) id: String,
     pub(super) title: String,
-    /// The file as it was when the index was built, then its plain text, compressed:
-    /// unpacked only if the search still needs them ([`PagesFile::text`]).
-    packed: Vec<u8>,
-    size: u64,
+    /// The file as it was when the index was built: unpacked only to match it
+    /// ([`PagesFile::raw`]).
+    raw: Packed,
+    /// The body's plain text and the summary: unpacked only for a hit ([`PagesFile::text`]).
+    text: Packed,
     plain_size: usize,
-    summary_size: usize,
-    packed_hash: u64,
 }
 
-/// The page table, opened: records read a run at a time.
+/// The page table, opened: entries located through the table of starts, then read one each.
 pub(super) struct PagesFile {
     file: File,
     path: PathBuf,
@@ -354,101 +387,95 @@ impl PagesFile {
         self.build_id
     }
 
-    /// The pages `numbers`, in that order: every record in one round, then every page's id,
-    /// title and packed text in a second (nearby ones are read as one span, see
-    /// [`dochub_content::fsio::File`]).
+    /// The pages `numbers`, in that order: where each entry starts and ends in one round
+    /// (neighbouring starts are read as one span, see [`dochub_content::fsio::File`]), then
+    /// each entry in one read in a second.
     pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, ContentError> {
         if numbers.iter().any(|&n| n >= self.count) {
             return Err(damaged(&self.path));
         }
-        let ranges: Vec<(u64, usize)> = numbers
-            .iter()
-            .map(|&n| (PAGES_HEADER as u64 + u64::from(n) * RECORD as u64, RECORD))
-            .collect();
-        struct Fields {
-            sub: u32,
-            id_len: usize,
-            title_len: usize,
-            packed_len: usize,
-            offset: u64,
-            size: u64,
-            packed_hash: u64,
-            plain_size: usize,
-            summary_size: usize,
+        let starts_at = |n: u32| PAGES_HEADER as u64 + u64::from(n) * 8;
+        let ranges: Vec<(u64, usize)> = numbers.iter().map(|&n| (starts_at(n), 16)).collect();
+        let base = starts_at(self.count + 1);
+        let mut entries = Vec::with_capacity(numbers.len());
+        for bounds in read_ranges(&mut self.file, &self.path, &ranges)? {
+            let (start, end) = (u64_at(&bounds, 0), u64_at(&bounds, 8));
+            let len = end
+                .checked_sub(start)
+                .and_then(|len| usize::try_from(len).ok())
+                .filter(|&len| len >= PAGE_HEAD)
+                .ok_or_else(|| damaged(&self.path))?;
+            entries.push((base.saturating_add(start), len));
         }
-        let fields: Vec<Fields> = read_ranges(&mut self.file, &self.path, &ranges)?
-            .iter()
-            .map(|r| Fields {
-                sub: u32_at(r, 0),
-                id_len: u32_at(r, 4) as usize,
-                title_len: u32_at(r, 8) as usize,
-                packed_len: u32_at(r, 12) as usize,
-                offset: u64_at(r, 16),
-                size: u64_at(r, 24),
-                packed_hash: u64_at(r, 32),
-                plain_size: u32_at(r, 40) as usize,
-                summary_size: u32_at(r, 44) as usize,
-            })
-            .collect();
-        let base = PAGES_HEADER as u64 + u64::from(self.count) * RECORD as u64;
-        let data_ranges: Vec<(u64, usize)> = fields
-            .iter()
-            .map(|f| {
-                (
-                    base.saturating_add(f.offset),
-                    f.id_len + f.title_len + f.packed_len,
-                )
-            })
-            .collect();
-        let data = read_ranges(&mut self.file, &self.path, &data_ranges)?;
-        let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| damaged(&self.path));
-        fields
+        read_ranges(&mut self.file, &self.path, &entries)?
             .into_iter()
-            .zip(&data)
             .zip(numbers)
-            .map(|((f, bytes), &number)| {
-                let (id, rest) = bytes.split_at(f.id_len);
-                let (title, packed) = rest.split_at(f.title_len);
-                Ok(PageRecord {
-                    number,
-                    sub: f.sub,
-                    id: utf8(id)?,
-                    title: utf8(title)?,
-                    packed: packed.to_vec(),
-                    size: f.size,
-                    plain_size: f.plain_size,
-                    summary_size: f.summary_size,
-                    packed_hash: f.packed_hash,
-                })
+            .map(|(entry, &number)| {
+                self.parse(number, &entry)
+                    .ok_or_else(|| damaged(&self.path))
             })
             .collect()
     }
 
-    /// A record's file, its body's plain text and its summary, unpacked. Packed bytes that do
-    /// not match their recorded hash, or do not unpack to the recorded sizes, are damage: the
-    /// hash is checked first, so the decoder only ever sees what the build wrote, and over the
-    /// packed bytes, half as many to hash.
+    /// One entry: its fixed fields, then id, title, packed file and packed text, which must
+    /// fill it exactly.
+    fn parse(&self, number: u32, entry: &[u8]) -> Option<PageRecord> {
+        let field = |i: usize| u32_at(entry, i * 4) as usize;
+        let [
+            sub,
+            id_len,
+            title_len,
+            raw_size,
+            raw_len,
+            plain_size,
+            summary_size,
+            text_len,
+        ] = std::array::from_fn(field);
+        let (raw_hash, text_hash) = (u64_at(entry, 32), u64_at(entry, 40));
+        let mut rest = &entry[PAGE_HEAD..];
+        let mut take = |len: usize| {
+            let (part, after) = rest.split_at_checked(len)?;
+            rest = after;
+            Some(part)
+        };
+        let id = String::from_utf8(take(id_len)?.to_vec()).ok()?;
+        let title = String::from_utf8(take(title_len)?.to_vec()).ok()?;
+        let raw = Packed {
+            bytes: take(raw_len)?.to_vec(),
+            hash: raw_hash,
+            size: raw_size,
+        };
+        let text = Packed {
+            bytes: take(text_len)?.to_vec(),
+            hash: text_hash,
+            size: plain_size.checked_add(summary_size)?,
+        };
+        rest.is_empty().then_some(PageRecord {
+            number,
+            sub: sub as u32,
+            id,
+            title,
+            raw,
+            text,
+            plain_size,
+        })
+    }
+
+    /// A record's file, unpacked.
+    pub(super) fn raw(&self, record: &PageRecord) -> Result<Vec<u8>, ContentError> {
+        record.raw.unpack(&self.path, &[])
+    }
+
+    /// A record's body as plain text and its summary, unpacked against its file (`raw`).
     pub(super) fn text(
         &self,
         record: &PageRecord,
-    ) -> Result<(Vec<u8>, String, String), ContentError> {
-        if crate::hash(&record.packed) != record.packed_hash {
-            return Err(damaged(&self.path));
-        }
-        let damaged = || damaged(&self.path);
-        let size = usize::try_from(record.size).map_err(|_| damaged())?;
-        let total = [record.plain_size, record.summary_size]
-            .iter()
-            .try_fold(size, |sum, n| sum.checked_add(*n))
-            .ok_or_else(damaged)?;
-        let mut raw = lz4_flex::block::decompress(&record.packed, total)
-            .ok()
-            .filter(|bytes| bytes.len() == total)
-            .ok_or_else(damaged)?;
-        let mut plain = raw.split_off(size);
+        raw: &[u8],
+    ) -> Result<(String, String), ContentError> {
+        let mut plain = record.text.unpack(&self.path, raw)?;
         let summary = plain.split_off(record.plain_size);
-        let utf8 = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(|_| damaged());
-        Ok((raw, utf8(plain)?, utf8(summary)?))
+        let utf8 = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(|_| damaged(&self.path));
+        Ok((utf8(plain)?, utf8(summary)?))
     }
 }
 
@@ -889,7 +916,11 @@ mod tests {
             let records = pages.records(numbers).unwrap();
             records
                 .iter()
-                .map(|r| (r.sub, r.id.clone(), r.title.clone(), pages.text(r).unwrap()))
+                .map(|r| {
+                    let raw = pages.raw(r).unwrap();
+                    let (plain, summary) = pages.text(r, &raw).unwrap();
+                    (r.sub, r.id.clone(), r.title.clone(), (raw, plain, summary))
+                })
                 .collect::<Vec<_>>()
         };
         let all: Vec<u32> = (0..1000).collect();
@@ -903,19 +934,37 @@ mod tests {
             Err(ContentError::IndexDamaged { .. })
         ));
 
-        // A flipped byte in the last page's text is damage, not a different page.
-        let mut broken = bytes;
+        // A flipped byte in the last page's text is damage, not a different page; its file
+        // still reads.
+        let mut broken = bytes.clone();
         let last = broken.len() - 1;
         broken[last] ^= 0x55;
         std::fs::write(&path, &broken).unwrap();
         let mut pages = PagesFile::open(&path).unwrap();
         let first = pages.records(&[0]).unwrap();
-        assert!(pages.text(&first[0]).is_ok());
+        let raw = pages.raw(&first[0]).unwrap();
+        assert!(pages.text(&first[0], &raw).is_ok());
         let last = pages.records(&[999]).unwrap();
+        let raw = pages.raw(&last[0]).unwrap();
         assert!(matches!(
-            pages.text(&last[0]),
+            pages.text(&last[0], &raw),
             Err(ContentError::IndexDamaged { .. })
         ));
+
+        // A table of starts that points outside the data, or backwards, is damage, never a
+        // panic or a huge read.
+        let starts = PAGES_HEADER + 1000 * 8;
+        for bad in [u64::MAX, 0] {
+            let mut broken = bytes.clone();
+            broken[starts..starts + 8].copy_from_slice(&bad.to_le_bytes());
+            std::fs::write(&path, &broken).unwrap();
+            let mut pages = PagesFile::open(&path).unwrap();
+            assert!(matches!(
+                pages.records(&[999]),
+                Err(ContentError::IndexDamaged { .. })
+            ));
+            assert!(pages.records(&[0]).is_ok());
+        }
     }
 
     #[test]

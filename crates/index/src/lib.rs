@@ -17,8 +17,9 @@
 //!                           case-folded text) -> offset and length of its posting list,
 //!                           with a sparse index of each 256-entry block's first key
 //! build/index/postings.bin  posting lists: page numbers (path order), delta-varint or bitmap
-//! build/index/pages.bin     page n -> subproject number, id, title, size, and the page's
-//!                           whole file, compressed (LZ4), with the hash of those bytes
+//! build/index/pages.bin     where page n's entry starts, then the entries: subproject
+//!                           number, id, title, the page's whole file and (apart) its plain
+//!                           text and summary, compressed (LZ4), with the hashes of those bytes
 //! ```
 //!
 //! Search stays exact: a page can contain the folded query only if it contains every trigram
@@ -26,18 +27,20 @@
 //! candidate is then matched with the same [`Query::find`] as the live scan. A two-byte query
 //! (two ASCII characters) is answered from its bigram's list. Results, order and excerpts are
 //! those of [`ContentRoot::search`]. What a query costs: the key table's header, one 4 KiB
-//! block and one posting list per key, then the candidates' records and texts from the page
-//! table, a run at a time in path order, until the answer holds [`MAX_RESULTS`] hits. No page
-//! file is opened: in a Spin component each open is a round trip to the host's thread pool,
-//! while the page table's texts for a run are read together (see [`dochub_content::fsio`]).
+//! block and one posting list per key; the term table's blocks and the impacts of the query's
+//! terms, which score every candidate; then the best candidates from the page table, a run at
+//! a time, best first, until the answer holds [`MAX_RESULTS`] hits: where each entry starts in
+//! one round of reads, the entries themselves (one read each) in a second. A candidate that
+//! is not a hit unpacks only its file. No page file is opened: in a Spin component each open
+//! is a round trip to the host's thread pool, while the reads of a round are in flight
+//! together (see [`dochub_content::fsio`]).
 //!
 //! **Never stale in silence.** Every answer compares the modification times of the
 //! folders it depends on with the build's record (a `stat` each: adding, removing or renaming a
 //! page, or saving it the way most editors do, through a new file renamed over the old one,
 //! changes its folder's time), and the docs site checks the page file it renders against its
-//! recorded size and hash. A search that reached [`MAX_RESULTS`] depends only on the folders
-//! whose pages sort before its last hit (a common word's answer ends in the first subproject:
-//! three `stat`s); one under the limit depends on every folder. Any difference is reported as
+//! recorded size and hash. A search depends on every folder (any page may outrank the
+//! answer's). Any difference is reported as
 //! [`CatalogError::Stale`]; the caller then answers from the live tree and logs why
 //! ([`Source::read`]). What no folder
 //! time shows, a page rewritten in place, search sees after the next build (`spin build`, or
@@ -86,7 +89,7 @@ use format::{
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 6;
+pub const FORMAT: u32 = 7;
 
 const NAV_FILE: &str = "nav.bin";
 /// Where format 2 and earlier kept the navigation file (JSON, with a `format` field).
@@ -1024,8 +1027,9 @@ impl Index {
                 let Some((p, s)) = self.subs.get(record.sub as usize) else {
                     return Err(CatalogError::Stale("the index is damaged".into()));
                 };
-                let (raw, plain, summary) = pages.text(&record)?;
+                let raw = pages.raw(&record)?;
                 if let Some(q) = belongs(&record, &page_text(&raw)) {
+                    let (plain, summary) = pages.text(&record, &raw)?;
                     let path = format!("{p}/{s}/{}", record.id);
                     let hit = ranked_hit(q, path, record.title, &plain, &summary);
                     let (p, id, title) = version_group(&hit);
