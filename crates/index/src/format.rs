@@ -26,8 +26,8 @@
 //! ```
 //!
 //! A key is a byte trigram, `(3 << 24) | b0 << 16 | b1 << 8 | b2`, an ASCII bigram
-//! `(2 << 24) | b0 << 8 | b1`, or a word boundary `(1 << 28) | 28 bits of its hash`, so all
-//! live in one sorted table.
+//! `(2 << 24) | b0 << 8 | b1`, a word boundary `(1 << 28) | 28 bits of its hash`, or an
+//! inner word `(1 << 29) | its hash modulo 4096`, so all live in one sorted table.
 
 use std::path::{Path, PathBuf};
 
@@ -59,6 +59,15 @@ pub(super) fn trigram(a: u8, b: u8, c: u8) -> u32 {
 /// candidates, which are all matched after).
 pub(super) fn boundary(hash: u64) -> u32 {
     (1 << 28) | (hash as u32 & 0x0fff_ffff)
+}
+
+/// How many keys inner words share ([`inner`]).
+pub(super) const INNER_BUCKETS: u32 = 4096;
+
+/// The key of a word between two word boundaries, from its hash: one of
+/// [`INNER_BUCKETS`].
+pub(super) fn inner(hash: u64) -> u32 {
+    (1 << 29) | (hash % u64::from(INNER_BUCKETS)) as u32
 }
 
 /// The key of a byte bigram.

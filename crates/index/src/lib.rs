@@ -366,14 +366,34 @@ fn is_word_byte(b: u8) -> bool {
 /// Longest run of separators a boundary key spans.
 const MAX_SEPARATOR: usize = 3;
 
-/// The keys of the word boundaries of a folded text: the two bytes of word before a short run
-/// of separators (ASCII, not letters or digits), the run, and the two bytes of word after
-/// (`ey va` in `key value`), and the same with three bytes (`key val`), hashed. A phrase of common words has common trigrams, but its
-/// boundaries are as rare as the phrase: a page holding `key value store` holds `ey va` and
-/// `ue st`. A query's boundaries are the text's wherever it matches (the run is whole in both:
-/// word bytes close it on either side), so they narrow candidates without losing any.
+/// Longest word an inner-word key spans.
+const MAX_INNER_WORD: usize = 16;
+
+/// The keys of the word boundaries of a folded text:
+/// - each short run of separators (ASCII, not letters or digits) with the two bytes of word
+///   before and after it (`ey va` in `key value`), and the same with three bytes (`key val`),
+///   hashed;
+/// - each word of up to [`MAX_INNER_WORD`] bytes between two short runs, with the two bytes of
+///   word beyond each run (`ey value st` in `key value store`), hashed into one of
+///   [`format::INNER_BUCKETS`] keys.
+///
+/// A phrase of common words has common trigrams, but its boundaries are as rare as the
+/// phrase: a page holding `key value store` holds `ey va`, `ue st` and `ey value st`. The
+/// inner-word key matters from three words on, where each pair of words is common but the
+/// three together are not; a page holds a few hundred of them, so they share a few thousand
+/// keys (a false candidate is matched and dropped; a key per inner word would double the
+/// index). A query's keys are the text's wherever it matches (each run, and a word between
+/// two runs, is whole in both: word bytes close it on either side), so they narrow
+/// candidates without losing any.
 fn boundary_keys(folded: &[u8]) -> Vec<u32> {
     let mut keys = Vec::new();
+    let word_bytes = |range: std::ops::Range<usize>| {
+        folded
+            .get(range)
+            .is_some_and(|b| b.iter().copied().all(is_word_byte))
+    };
+    // The run of separators before the current one, when it was short.
+    let mut previous: Option<(usize, usize)> = None;
     let mut i = 0;
     while i < folded.len() {
         if is_word_byte(folded[i]) {
@@ -385,18 +405,24 @@ fn boundary_keys(folded: &[u8]) -> Vec<u32> {
             i += 1;
         }
         if i - start > MAX_SEPARATOR {
+            previous = None;
             continue;
         }
         // Two bytes either side, and three where there are (far rarer in a small vocabulary).
         for side in [2, 3] {
-            if start >= side && i + side <= folded.len() {
-                let gram = &folded[start - side..i + side];
-                let word_bytes = gram[..side].iter().chain(&gram[gram.len() - side..]);
-                if word_bytes.copied().all(is_word_byte) {
-                    keys.push(format::boundary(hash(gram)));
-                }
+            if start >= side && word_bytes(start - side..start) && word_bytes(i..i + side) {
+                keys.push(format::boundary(hash(&folded[start - side..i + side])));
             }
         }
+        if let Some((before_start, before_end)) = previous
+            && start - before_end <= MAX_INNER_WORD
+            && before_start >= 2
+            && word_bytes(before_start - 2..before_start)
+            && word_bytes(i..i + 2)
+        {
+            keys.push(format::inner(hash(&folded[before_start - 2..i + 2])));
+        }
+        previous = Some((start, i));
     }
     keys
 }
