@@ -771,11 +771,19 @@ impl Postings {
             })
             .min_by_key(|list| list.len());
         if let Some(base) = shortest {
-            return base
-                .iter()
-                .copied()
-                .filter(|&n| lists.iter().all(|p| p.contains(n)))
-                .collect();
+            let mut out = base.clone();
+            for p in lists {
+                match p {
+                    Postings::List(list) if std::ptr::eq(list, base) => {}
+                    // Lists of a similar length (the words of a query, each in most pages)
+                    // are walked side by side; a far longer one is searched.
+                    Postings::List(list) if list.len() / 16 <= out.len() => {
+                        out = merge_common(&out, list);
+                    }
+                    _ => out.retain(|&n| p.contains(n)),
+                }
+            }
+            return out;
         }
         let mut and: Option<Vec<u8>> = None;
         for p in lists {
@@ -799,6 +807,24 @@ impl Postings {
         }
         out
     }
+}
+
+/// The numbers in both ascending lists.
+fn merge_common(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len().min(b.len()));
+    let (mut i, mut j) = (0, 0);
+    while let (Some(&x), Some(&y)) = (a.get(i), b.get(j)) {
+        match x.cmp(&y) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(x);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Decodes a posting list; `None` when the bytes are not one.
