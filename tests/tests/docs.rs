@@ -128,6 +128,10 @@ async fn routes_statuses_and_content_types() {
     assert_eq!(status, 200);
     assert_eq!(header(&headers, "content-type"), "text/html; charset=utf-8");
     assert!(html.contains("<title>Installing alpha · dochub</title>"));
+    assert!(
+        html.contains(r#"<meta name="description" content="Get alpha running on your machine.">"#),
+        "{html}"
+    );
     let res = client()
         .get(app.url("/docs/alpha/guide/install?format=raw"))
         .send()

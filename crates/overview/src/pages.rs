@@ -83,6 +83,10 @@ mod tests {
             assert!(html.contains(tier), "{tier}");
         }
         assert!(!html.contains("http://") && !html.contains("https://"));
+        // Described to search engines, and no heading level skipped after the h1.
+        assert!(html.contains(r#"<meta name="description" content="One tree of markdown"#));
+        let h2 = html.find("<h2").unwrap();
+        assert!(!html[..h2].contains("<h3"), "an h3 before the first h2");
     }
 
     #[test]

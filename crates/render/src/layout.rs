@@ -218,6 +218,8 @@ struct LayoutTemplate<'a> {
     sidebar: Vec<SidebarProject>,
     crumbs: Vec<Crumb>,
     summary: &'a str,
+    /// `<meta name="description">`: what search engines show under the title.
+    description: String,
     main: Main<'a>,
     toc: &'a [TocEntry],
     has_reports: bool,
@@ -314,11 +316,31 @@ struct Frame<'a> {
     here: &'a Location,
     title: &'a str,
     summary: &'a str,
+    /// Describes the page to search engines ([`describe`] shortens it).
+    description: &'a str,
     /// Prefills the search box.
     query: &'a str,
     /// A last, unlinked breadcrumb after the location's own (e.g. "Search").
     last_crumb: Option<&'a str>,
     toc: &'a [TocEntry],
+}
+
+/// Longest description kept: search engines show about this much.
+const MAX_DESCRIPTION_CHARS: usize = 160;
+
+/// A description on one line, cut at a word (or, for a single long word, a character) with
+/// `…` when longer than [`MAX_DESCRIPTION_CHARS`].
+fn describe(text: &str) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() <= MAX_DESCRIPTION_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
+    let kept = match cut.rfind(' ') {
+        Some(space) if space > cut.len() / 2 => &cut[..space],
+        _ => cut.as_str(),
+    };
+    format!("{}…", kept.trim_end_matches([',', ';', ':', '.', ' ']))
 }
 
 fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutError> {
@@ -331,6 +353,7 @@ fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutE
         sidebar: sidebar(nav, frame.here),
         crumbs: breadcrumbs(frame.here, frame.last_crumb),
         summary: frame.summary,
+        description: describe(frame.description),
         main,
         toc: frame.toc,
         has_reports: nav.has_reports,
@@ -365,10 +388,20 @@ pub fn document_page(
         heading: rendered.h1.is_none().then_some(title),
         html: &rendered.html,
     };
+    let description = if summary.trim().is_empty() {
+        rendered.first_paragraph.as_str()
+    } else {
+        summary
+    };
     let frame = Frame {
         here,
         title,
         summary,
+        description: if description.is_empty() {
+            title
+        } else {
+            description
+        },
         query: "",
         last_crumb: None,
         toc: &rendered.toc,
@@ -391,10 +424,23 @@ pub fn card_page(
         cards,
         empty,
     };
+    // Without a summary, the list describes itself: "Projects: dochub, Spin, …".
+    let listed = match cards {
+        [] => title.to_owned(),
+        _ => {
+            let names: Vec<&str> = cards.iter().map(|c| c.title.as_str()).collect();
+            format!("{title}: {}", names.join(", "))
+        }
+    };
     let frame = Frame {
         here,
         title,
         summary,
+        description: if summary.trim().is_empty() {
+            &listed
+        } else {
+            summary
+        },
         query: "",
         // At the docs home the location has no crumb of its own but "Home".
         last_crumb: here.project.is_none().then_some(title),
@@ -423,10 +469,12 @@ pub fn search_page(
         .collect();
     let main = Main::Search { query, hits, note };
     let title = format!("Search: {query}");
+    let description = format!("Documentation pages matching “{query}”.");
     let frame = Frame {
         here: &Location::default(),
         title: &title,
         summary: "",
+        description: &description,
         query,
         last_crumb: Some("Search"),
         toc: &[],
@@ -441,6 +489,7 @@ pub fn not_found_page(nav: &Nav, message: &str) -> Result<String, LayoutError> {
         here: &Location::default(),
         title: "Page not found",
         summary: "",
+        description: message,
         query: "",
         last_crumb: Some("Not found"),
         toc: &[],

@@ -33,6 +33,9 @@ pub struct Rendered {
     pub toc: Vec<TocEntry>,
     /// Plain text of the first h1, if the page has one.
     pub h1: Option<String>,
+    /// Plain text of the first paragraph (empty when there is none): what describes a page
+    /// without a summary.
+    pub first_paragraph: String,
 }
 
 /// Returns the markdown body of a page file: the text after a leading YAML frontmatter block
@@ -76,6 +79,7 @@ pub fn render_markdown(source: &str, base: &[&str]) -> Rendered {
 pub fn render_body(body: &str, base: &[&str]) -> Rendered {
     let events = escape_raw_html(Parser::new_ext(body, options()), base);
 
+    let first_paragraph = first_paragraph(&events);
     let mut ids = IdAllocator::default();
     for event in &events {
         if let Event::Start(Tag::Heading { id: Some(id), .. }) = event {
@@ -133,7 +137,29 @@ pub fn render_body(body: &str, base: &[&str]) -> Rendered {
     });
     let mut html = String::with_capacity(body.len() * 3 / 2);
     html::push_html(&mut html, stream);
-    Rendered { html, toc, h1 }
+    Rendered {
+        html,
+        toc,
+        h1,
+        first_paragraph,
+    }
+}
+
+/// The text of the first paragraph, its line breaks as spaces, whitespace collapsed.
+fn first_paragraph(events: &[Event<'_>]) -> String {
+    let mut text = String::new();
+    let start = events
+        .iter()
+        .position(|e| matches!(e, Event::Start(Tag::Paragraph)));
+    for event in start.map_or(&[][..], |at| &events[at + 1..]) {
+        match event {
+            Event::End(TagEnd::Paragraph) => break,
+            Event::Text(t) | Event::Code(t) => text.push_str(t),
+            Event::SoftBreak | Event::HardBreak => text.push(' '),
+            _ => {}
+        }
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether a piece of raw HTML is nothing but a comment.

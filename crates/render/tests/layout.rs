@@ -329,3 +329,51 @@ fn stylesheet_rules() {
         "no external resources"
     );
 }
+
+/// The content of the page's `<meta name="description">`.
+fn description(html: &str) -> &str {
+    region(html, r#"<meta name="description" content=""#, r#"">"#)
+        .trim_start_matches(r#"<meta name="description" content=""#)
+}
+
+#[test]
+fn every_page_describes_itself_to_search_engines() {
+    let here = at("dochub", Some("docs"), Some(("intro", "Intro")));
+    let rendered = render_markdown(
+        "# Intro\n\nThe hub passes\nmessages between `machines`.\n\nMore.\n",
+        &["dochub", "docs"],
+    );
+    // The summary when there is one, else the first paragraph, on one line.
+    let html = document_page(&nav(), &here, "Intro", "Start here.", &rendered).unwrap();
+    assert_eq!(description(&html), "Start here.");
+    let html = document_page(&nav(), &here, "Intro", "", &rendered).unwrap();
+    assert_eq!(
+        description(&html),
+        "The hub passes messages between machines."
+    );
+    // Neither: the title.
+    let bare = render_markdown("# Intro\n", &["dochub", "docs"]);
+    let html = document_page(&nav(), &here, "Intro", "", &bare).unwrap();
+    assert_eq!(description(&html), "Intro");
+    // Long text is cut at a word, escaped, and never splits a character.
+    let long = format!("<b>“Wörds”</b> {}", "naïve ".repeat(60));
+    let html = document_page(&nav(), &here, "Intro", &long, &rendered).unwrap();
+    let described = description(&html);
+    assert!(described.starts_with("&#60;b&#62;"), "{described}");
+    assert!(described.ends_with("naïve…"), "{described}");
+    assert!(described.chars().count() < 200, "{described}");
+    // Lists name what they list; search says what was searched.
+    let cards = vec![Card {
+        href: "/docs/dochub/".into(),
+        title: "dochub".into(),
+        description: String::new(),
+        meta: String::new(),
+    }];
+    let html = card_page(&nav(), &Location::default(), "Projects", "", &cards, "").unwrap();
+    assert_eq!(description(&html), "Projects: dochub");
+    let html = search_page(&nav(), "key value", &[], "").unwrap();
+    assert_eq!(
+        description(&html),
+        "Documentation pages matching “key value”."
+    );
+}
