@@ -27,7 +27,7 @@
 //!
 //! A key is a byte trigram, `(3 << 24) | b0 << 16 | b1 << 8 | b2`, an ASCII bigram
 //! `(2 << 24) | b0 << 8 | b1`, a word boundary `(1 << 28) | 28 bits of its hash`, or an
-//! inner word `(1 << 29) | its hash modulo 4096`, so all live in one sorted table.
+//! inner word `(1 << 29) | its hash modulo 16384`, so all live in one sorted table.
 
 use std::path::{Path, PathBuf};
 
@@ -62,7 +62,7 @@ pub(super) fn boundary(hash: u64) -> u32 {
 }
 
 /// How many keys inner words share ([`inner`]).
-pub(super) const INNER_BUCKETS: u32 = 4096;
+pub(super) const INNER_BUCKETS: u32 = 16384;
 
 /// The key of a word between two word boundaries, from its hash: one of
 /// [`INNER_BUCKETS`].
