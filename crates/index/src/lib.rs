@@ -1044,7 +1044,7 @@ impl Index {
         'runs: while groups.len() < need {
             // As many as the answer still needs and a few more (most candidates are hits),
             // doubling when they were not: each run costs two rounds of reads.
-            run_len = (need + need / 4 + 8).max(run_len * 2);
+            run_len = (need + need / 8 + 2).max(run_len * 2);
             let run = ranked.next_run(run_len);
             if run.is_empty() {
                 break;
