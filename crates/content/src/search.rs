@@ -131,10 +131,12 @@ pub fn ranked_hit(
     plain: &str,
     summary: &str,
 ) -> SearchHit {
-    let excerpt = match (q.excerpt_range(plain), q.excerpt_range(summary)) {
-        (Some((start, end)), _) => excerpt(plain, start, end),
-        (None, Some((start, end))) => excerpt(summary, start, end),
-        (None, None) => excerpt(plain, 0, 0),
+    let excerpt = if let Some((start, end)) = q.excerpt_range(plain) {
+        excerpt(plain, start, end)
+    } else if let Some((start, end)) = q.excerpt_range(summary) {
+        excerpt(summary, start, end)
+    } else {
+        excerpt(plain, 0, 0)
     };
     SearchHit {
         path,

@@ -343,7 +343,10 @@ impl Packed {
     /// size, are damage. The hash is checked first, so the decoder only ever sees what the
     /// build wrote.
     fn unpack(&self, path: &Path, dict: &[u8]) -> Result<Vec<u8>, ContentError> {
-        if crate::hash(&self.bytes) != self.hash {
+        // A byte of LZ4 stands for at most 255: a recorded size past that is damage, refused
+        // before it is allocated (a component's memory is small).
+        let most = self.bytes.len().saturating_mul(255).saturating_add(16);
+        if crate::hash(&self.bytes) != self.hash || self.size > most {
             return Err(damaged(path));
         }
         lz4_flex::block::decompress_with_dict(&self.bytes, self.size, dict)
@@ -983,6 +986,19 @@ mod tests {
         let raw = pages.raw(&last[0]).unwrap();
         assert!(matches!(
             pages.text(&last[0], &raw),
+            Err(ContentError::IndexDamaged { .. })
+        ));
+
+        // A recorded size far past what the packed bytes can hold is damage (refused before
+        // anything is allocated for it).
+        let mut broken = bytes.clone();
+        let raw_size = PAGES_HEADER + 1001 * 8 + 12;
+        broken[raw_size..raw_size + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&path, &broken).unwrap();
+        let mut pages = PagesFile::open(&path).unwrap();
+        let first = pages.records(&[0]).unwrap();
+        assert!(matches!(
+            pages.raw(&first[0]),
             Err(ContentError::IndexDamaged { .. })
         ));
 

@@ -380,10 +380,11 @@ const MAX_INNER_WORD: usize = 16;
 /// A phrase of common words has common trigrams, but its boundaries are as rare as the
 /// phrase: a page holding `key value store` holds `ey va`, `ue st` and `ey value st`. The
 /// inner-word key matters from three words on, where each pair of words is common but the
-/// three together are not; a page of 8 KB holds about a thousand of them, so they share
+/// three together are not. A page of 8 KB holds about a thousand of them, so they share
 /// 16,384 keys: a page holds about 6 % of them, and a false candidate is matched and dropped
-/// (a key per inner word would double the index, 4,096 keys let a fifth of the pages through). A query's keys are the text's wherever it matches (each run, and a word between
-/// two runs, is whole in both: word bytes close it on either side), so they narrow
+/// (a key for each inner word tripled the index of 300 pages; 4,096 keys let a fifth of the
+/// pages through). A query's keys are the text's wherever it matches (each run, and a word
+/// between two runs, is whole in both: word bytes close it on either side), so they narrow
 /// candidates without losing any.
 fn boundary_keys(folded: &[u8]) -> Vec<u32> {
     let mut keys = Vec::new();

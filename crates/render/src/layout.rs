@@ -1,7 +1,7 @@
 //! The docs site layout: header bar, sidebar, breadcrumbs, summary, content and "On this page".
 
 use askama::Template;
-use dochub_content::{SearchHit, encode_segment};
+use dochub_content::{SearchHit, encode_segment, excerpt};
 
 use crate::highlight::{Segment, highlight};
 use crate::markdown::{Rendered, TocEntry};
@@ -325,22 +325,12 @@ struct Frame<'a> {
     toc: &'a [TocEntry],
 }
 
-/// Longest description kept: search engines show about this much.
-const MAX_DESCRIPTION_CHARS: usize = 160;
-
-/// A description on one line, cut at a word (or, for a single long word, a character) with
-/// `…` when longer than [`MAX_DESCRIPTION_CHARS`].
+/// A description on one line, cut as a search excerpt is (about
+/// [`dochub_content::EXCERPT_CHARS`] characters, `…` where cut): search engines show about
+/// this much.
 fn describe(text: &str) -> String {
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if text.chars().count() <= MAX_DESCRIPTION_CHARS {
-        return text;
-    }
-    let cut: String = text.chars().take(MAX_DESCRIPTION_CHARS - 1).collect();
-    let kept = match cut.rfind(' ') {
-        Some(space) if space > cut.len() / 2 => &cut[..space],
-        _ => cut.as_str(),
-    };
-    format!("{}…", kept.trim_end_matches([',', ';', ':', '.', ' ']))
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    excerpt(&line, 0, 0)
 }
 
 fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutError> {
@@ -397,7 +387,7 @@ pub fn document_page(
         here,
         title,
         summary,
-        description: if description.is_empty() {
+        description: if description.trim().is_empty() {
             title
         } else {
             description

@@ -145,7 +145,7 @@ pub fn render_body(body: &str, base: &[&str]) -> Rendered {
     }
 }
 
-/// The text of the first paragraph, its line breaks as spaces, whitespace collapsed.
+/// The text of the first paragraph, its line breaks as spaces.
 fn first_paragraph(events: &[Event<'_>]) -> String {
     let mut text = String::new();
     let start = events
@@ -159,7 +159,7 @@ fn first_paragraph(events: &[Event<'_>]) -> String {
             _ => {}
         }
     }
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text
 }
 
 /// Whether a piece of raw HTML is nothing but a comment.
