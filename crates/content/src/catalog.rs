@@ -64,10 +64,10 @@ pub trait Catalog {
     /// The content root: what only the live tree holds (raw pages, reports, the home page).
     fn root(&self) -> &ContentRoot;
 
-    /// Every project with its subprojects' names, sorted by id.
+    /// Every project with its subprojects' names, in reading order (`crate::reading_order`).
     fn outline(&self) -> Result<Vec<ProjectOutline>, CatalogError>;
 
-    /// Every project, with its counts, sorted by id.
+    /// Every project, with its counts, in reading order.
     fn projects(&self) -> Result<Vec<Project>, CatalogError>;
 
     /// One project and its subprojects, or `None` when there is no such project.
@@ -80,7 +80,7 @@ pub trait Catalog {
         subproject: &str,
     ) -> Result<Option<(Project, SubprojectSummary)>, CatalogError>;
 
-    /// A subproject's pages, sorted by id (empty when there is no such subproject).
+    /// A subproject's pages, in reading order (empty when there is no such subproject).
     fn pages(&self, project: &str, subproject: &str) -> Result<Vec<PageSummary>, CatalogError>;
 
     /// The page `id` among `pages` (a subproject's, from [`Catalog::pages`]), or `None`.

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::error::ContentError;
-use crate::model::{Page, Subproject};
+use crate::model::{Page, Project, Subproject};
 use crate::report::is_report_name;
 use crate::segment::is_valid_id;
 use crate::tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};
@@ -86,7 +86,7 @@ impl ContentRoot {
         let mut targets = BTreeSet::new();
         let mut pages = Vec::new();
         for p in self.projects()? {
-            self.check_project_meta(&p.id, p.meta_error.as_deref(), &mut out);
+            self.check_project_meta(&p, &mut out);
             let subs = self.subprojects(&p.id)?.unwrap_or_default();
             if subs.is_empty() {
                 out.push(Diagnostic::on(
@@ -110,9 +110,16 @@ impl ContentRoot {
         Ok(out)
     }
 
-    fn check_project_meta(&self, id: &str, error: Option<&str>, out: &mut Vec<Diagnostic>) {
+    fn check_project_meta(&self, project: &Project, out: &mut Vec<Diagnostic>) {
+        let id = &project.id;
         let path = format!("{id}/{PROJECT_META}");
-        if let Some(e) = error {
+        if !project.meta_warnings.is_empty() {
+            let line = line_of(&self.text(&path), "order:").unwrap_or(1);
+            for w in &project.meta_warnings {
+                out.push(Diagnostic::at(&path, line, Severity::Warning, w.clone()));
+            }
+        }
+        if let Some(e) = &project.meta_error {
             let line = self.yaml_line(&path);
             out.push(Diagnostic::at(
                 path,
@@ -148,11 +155,15 @@ impl ContentRoot {
         }
         let text = self.text(&meta);
         for w in &s.meta_warnings {
-            // Warnings name the key as `schema_coverage.<key>`: point at that key's line.
-            let key = w
-                .strip_prefix("schema_coverage.")
-                .and_then(|rest| rest.split_whitespace().next())
-                .unwrap_or("schema_coverage");
+            // Warnings name the key as `schema_coverage.<key>` or `` `order` ``: point at
+            // that key's line.
+            let key = if w.starts_with("`order`") {
+                "order"
+            } else {
+                w.strip_prefix("schema_coverage.")
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .unwrap_or("schema_coverage")
+            };
             let line = line_of(&text, &format!("{key}:")).unwrap_or(1);
             out.push(Diagnostic::at(&meta, line, Severity::Warning, w.clone()));
         }
@@ -297,7 +308,12 @@ fn check_page(page: &Page, targets: &BTreeSet<String>, out: &mut Vec<Diagnostic>
         push(line, Severity::Error, format!("{e}; served with fallbacks"));
     }
     for w in &fm.warnings {
-        let line = line_of(&text, "references:").unwrap_or(1);
+        let key = if w.starts_with("`order`") {
+            "order:"
+        } else {
+            "references:"
+        };
+        let line = line_of(&text, key).unwrap_or(1);
         push(line, Severity::Warning, w.clone());
     }
     if std::str::from_utf8(&page.raw).is_err() {

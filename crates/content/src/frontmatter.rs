@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::yaml::{parse_yaml, str_field};
+use crate::yaml::{order_field, parse_yaml, str_field};
 
 /// The reference type assumed when a reference gives none.
 pub const DEFAULT_REFERENCE_TYPE: &str = "depends_on";
@@ -34,6 +34,9 @@ pub struct Frontmatter {
     pub summary: Option<String>,
     /// `references` entries that could be read.
     pub references: Vec<Reference>,
+    /// `order`, when it is an integer: where the page goes among its subproject's
+    /// ([`crate::reading_order`]).
+    pub order: Option<i64>,
     /// `llms: optional`: the page is low priority for agents (listed under `## Optional` in
     /// `/llms.txt`, see [`crate::llms`]).
     pub llms_optional: bool,
@@ -204,6 +207,10 @@ fn read_frontmatter(yaml: &str) -> Frontmatter {
     }
     fm.title = str_field(&value, "title");
     fm.summary = str_field(&value, "summary");
+    match order_field(&value) {
+        Ok(order) => fm.order = order,
+        Err(warning) => fm.warnings.push(warning),
+    }
     fm.llms_optional = str_field(&value, "llms").is_some_and(|v| v.trim() == LLMS_OPTIONAL);
     if let Some(refs) = value.get("references") {
         read_references(refs, &mut fm);

@@ -8,8 +8,8 @@
 //! Layout of a content root:
 //!
 //! ```text
-//! <project>/_project.yaml                 name, description
-//! <project>/<subproject>/_subproject.yaml name, description, schema_coverage
+//! <project>/_project.yaml                 name, description, order
+//! <project>/<subproject>/_subproject.yaml name, description, schema_coverage, order
 //! <project>/<subproject>/<page>.md        a page, optionally with YAML frontmatter
 //! _master/index.md                        the hub's home document
 //! reports/YYYY-MM-DD.json                 daily agent reports
@@ -62,7 +62,7 @@ pub use manifest::{
 };
 pub use model::{
     Page, PageSource, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject,
-    SubprojectSummary,
+    SubprojectSummary, reading_order,
 };
 pub use rank::{
     CorpusStats, Expansion, FieldCounts, MAX_QUERY_TERMS, PageTerms, RankedQuery, contribution,

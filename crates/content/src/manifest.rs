@@ -15,7 +15,7 @@ use crate::tree::ContentRoot;
 pub struct MasterManifest {
     /// When it was generated, ISO 8601 UTC with milliseconds.
     pub generated_at: String,
-    /// One entry per project, sorted by id.
+    /// One entry per project, in reading order (`crate::reading_order`).
     pub projects: Vec<ProjectEntry>,
     /// Pages across all projects.
     pub total_documents: usize,
@@ -41,7 +41,7 @@ pub struct ProjectEntry {
 pub struct ProjectManifest {
     /// The project.
     pub project: Named,
-    /// Its subprojects, sorted by id.
+    /// Its subprojects, in reading order.
     pub subprojects: Vec<SubprojectEntry>,
 }
 
@@ -78,7 +78,7 @@ pub struct SubprojectManifest {
     pub subproject: Named,
     /// The eight booleans from `_subproject.yaml`.
     pub schema_coverage: SchemaCoverage,
-    /// Its pages, sorted by id.
+    /// Its pages, in reading order.
     pub documents: Vec<DocumentEntry>,
 }
 

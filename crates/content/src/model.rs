@@ -2,6 +2,8 @@
 //! manifests, the docs sidebar, the llms files, search and the CLI alike, whichever catalog
 //! ([`crate::Catalog`]) gave them.
 
+use std::cmp::Ordering;
+
 use serde::{Deserialize, Serialize};
 
 use crate::frontmatter::ParsedPage;
@@ -20,8 +22,12 @@ pub struct Project {
     pub subproject_count: usize,
     /// Number of pages across its subprojects.
     pub doc_count: usize,
+    /// `order` from `_project.yaml` (see [`reading_order`]).
+    pub order: Option<i64>,
     /// Why `_project.yaml` could not be read, if it could not.
     pub meta_error: Option<String>,
+    /// Problems with single fields of `_project.yaml`.
+    pub meta_warnings: Vec<String>,
 }
 
 /// The eight `schema_coverage` booleans of a subproject, as written in
@@ -89,10 +95,39 @@ pub struct Subproject {
     pub doc_count: usize,
     /// `schema_coverage` from `_subproject.yaml`.
     pub schema_coverage: SchemaCoverage,
+    /// `order` from `_subproject.yaml` (see [`reading_order`]).
+    pub order: Option<i64>,
     /// Why `_subproject.yaml` could not be read, if it could not.
     pub meta_error: Option<String>,
     /// Problems with single fields of `_subproject.yaml`.
     pub meta_warnings: Vec<String>,
+}
+
+/// The order readers see projects, subprojects and pages in (the sidebar, listings, the
+/// manifests, the llms files, previous / next): those with an `order` first, lowest first;
+/// then those without; within each, by display name (case-insensitively, then exactly), then
+/// by id. Each argument is `(order, name, id)`.
+///
+/// ```
+/// use dochub_content::reading_order;
+/// let mut pages = [(None, "Upgrade", "upgrade"), (Some(2), "Install", "install"),
+///                  (None, "api", "api"), (Some(1), "Quickstart", "quickstart")];
+/// pages.sort_by(|a, b| reading_order(*a, *b));
+/// let ids: Vec<_> = pages.iter().map(|p| p.2).collect();
+/// assert_eq!(ids, ["quickstart", "install", "api", "upgrade"]);
+/// ```
+pub fn reading_order(a: (Option<i64>, &str, &str), b: (Option<i64>, &str, &str)) -> Ordering {
+    let place = |order: Option<i64>| (order.is_none(), order.unwrap_or(0));
+    let folded = |name: &str| {
+        name.chars()
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    place(a.0)
+        .cmp(&place(b.0))
+        .then_with(|| folded(a.1).cmp(&folded(b.1)))
+        .then_with(|| a.1.cmp(b.1))
+        .then_with(|| a.2.cmp(b.2))
 }
 
 /// One page: `<project>/<subproject>/<id>.md`, read and parsed.
@@ -123,6 +158,11 @@ impl Page {
     pub fn body(&self) -> &str {
         &self.parsed.body
     }
+    /// What places this page among its subproject's: `(order, title, id)` for
+    /// [`reading_order`].
+    pub fn reading_key(&self) -> (Option<i64>, &str, &str) {
+        (self.parsed.frontmatter.order, &self.parsed.title, &self.id)
+    }
     /// `<project>/<subproject>/<id>`.
     pub fn path(&self) -> String {
         format!("{}/{}/{}", self.project, self.subproject, self.id)
@@ -136,7 +176,7 @@ pub struct ProjectOutline {
     pub id: String,
     /// Display name.
     pub name: String,
-    /// Its subprojects' ids and display names, sorted by id.
+    /// Its subprojects' ids and display names, in [`reading_order`].
     pub subprojects: Vec<(String, String)>,
 }
 

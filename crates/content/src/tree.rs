@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use crate::error::ContentError;
 use crate::frontmatter::parse_page;
 use crate::fsio::{Kind, list, read_file};
-use crate::model::{Page, Project, ProjectOutline, SchemaCoverage, Subproject};
+use crate::model::{Page, Project, ProjectOutline, SchemaCoverage, Subproject, reading_order};
 use crate::segment::is_valid_id;
-use crate::yaml::{parse_yaml, str_field};
+use crate::yaml::{order_field, parse_yaml, str_field};
 
 /// Top-level directory that holds daily reports; never a project.
 pub const REPORTS_DIR: &str = "reports";
@@ -54,7 +54,7 @@ impl ContentRoot {
         &self.root
     }
 
-    /// All projects, sorted by id.
+    /// All projects, in [`reading_order`].
     pub fn projects(&self) -> Result<Vec<Project>, ContentError> {
         let mut out = Vec::new();
         for id in list(&self.root, Kind::Dir)? {
@@ -62,6 +62,7 @@ impl ContentRoot {
                 out.push(self.load_project(id)?);
             }
         }
+        out.sort_by(|a, b| reading_order((a.order, &a.name, &a.id), (b.order, &b.name, &b.id)));
         Ok(out)
     }
 
@@ -73,7 +74,7 @@ impl ContentRoot {
         self.load_project(id.to_owned()).map(Some)
     }
 
-    /// The subprojects of a project, sorted by id (`None` if no such project).
+    /// The subprojects of a project, in [`reading_order`] (`None` if no such project).
     pub fn subprojects(&self, project: &str) -> Result<Option<Vec<Subproject>>, ContentError> {
         if !self.is_project(project)? {
             return Ok(None);
@@ -83,6 +84,7 @@ impl ContentRoot {
         for id in list(&dir, Kind::Dir)? {
             out.push(self.load_subproject(project, id)?);
         }
+        out.sort_by(|a, b| reading_order((a.order, &a.name, &a.id), (b.order, &b.name, &b.id)));
         Ok(Some(out))
     }
 
@@ -114,7 +116,7 @@ impl ContentRoot {
         list(&dir, Kind::Page)
     }
 
-    /// A subproject's pages, read and parsed, sorted by id.
+    /// A subproject's pages, read and parsed, in [`reading_order`].
     pub fn pages(&self, project: &str, subproject: &str) -> Result<Vec<Page>, ContentError> {
         let mut out = Vec::new();
         for id in self.page_ids(project, subproject)? {
@@ -123,6 +125,7 @@ impl ContentRoot {
                 out.push(page);
             }
         }
+        out.sort_by(|a, b| reading_order(a.reading_key(), b.reading_key()));
         Ok(out)
     }
 
@@ -208,9 +211,10 @@ impl ContentRoot {
         Ok(out)
     }
 
-    /// Every project with the names of its subprojects, reading only the `_project.yaml` and
-    /// `_subproject.yaml` files and the project folders: what the docs sidebar shows, without
-    /// listing any subproject's pages (a page costs its own subproject, not the whole tree).
+    /// Every project with the names of its subprojects, in [`reading_order`], reading only the
+    /// `_project.yaml` and `_subproject.yaml` files and the project folders: what the docs
+    /// sidebar shows, without listing any subproject's pages (a page costs its own subproject,
+    /// not the whole tree).
     pub fn sidebar(&self) -> Result<Vec<ProjectOutline>, ContentError> {
         let mut out = Vec::new();
         for id in list(&self.root, Kind::Dir)? {
@@ -222,18 +226,25 @@ impl ContentRoot {
             let mut subs = Vec::new();
             for s in list(&dir, Kind::Dir)? {
                 let meta = read_meta(&dir.join(&s).join(SUBPROJECT_META))?;
-                subs.push((
-                    str_field(&meta.value, "name").unwrap_or_else(|| s.clone()),
-                    s,
-                ));
+                let name = str_field(&meta.value, "name").unwrap_or_else(|| s.clone());
+                subs.push((order_field(&meta.value).ok().flatten(), name, s));
             }
-            out.push(ProjectOutline {
-                name: str_field(&meta.value, "name").unwrap_or_else(|| id.clone()),
-                id,
-                subprojects: subs.into_iter().map(|(n, s)| (s, n)).collect(),
-            });
+            subs.sort_by(|a, b| reading_order((a.0, &a.1, &a.2), (b.0, &b.1, &b.2)));
+            let name = str_field(&meta.value, "name").unwrap_or_else(|| id.clone());
+            let order = order_field(&meta.value).ok().flatten();
+            out.push((
+                order,
+                ProjectOutline {
+                    name,
+                    id,
+                    subprojects: subs.into_iter().map(|(_, n, s)| (s, n)).collect(),
+                },
+            ));
         }
-        Ok(out)
+        out.sort_by(|(a_order, a), (b_order, b)| {
+            reading_order((*a_order, &a.name, &a.id), (*b_order, &b.name, &b.id))
+        });
+        Ok(out.into_iter().map(|(_, project)| project).collect())
     }
 
     fn is_project(&self, id: &str) -> Result<bool, ContentError> {
@@ -251,12 +262,18 @@ impl ContentRoot {
         for s in &subs {
             doc_count += list(&dir.join(s), Kind::Page)?.len();
         }
+        let (order, meta_warnings) = match order_field(&meta.value) {
+            Ok(order) => (order, Vec::new()),
+            Err(warning) => (None, vec![warning]),
+        };
         Ok(Project {
             name: str_field(&meta.value, "name").unwrap_or_else(|| id.clone()),
             description: str_field(&meta.value, "description").unwrap_or_default(),
             subproject_count: subs.len(),
             doc_count,
+            order,
             meta_error: meta.error,
+            meta_warnings,
             id,
         })
     }
@@ -284,12 +301,17 @@ impl ContentRoot {
             }
             Some(_) => warnings.push("schema_coverage is not a mapping; read as all false".into()),
         }
+        let order = order_field(&meta.value).unwrap_or_else(|warning| {
+            warnings.push(warning);
+            None
+        });
         Ok(Subproject {
             project: project.to_owned(),
             name: str_field(&meta.value, "name").unwrap_or_else(|| id.clone()),
             description: str_field(&meta.value, "description").unwrap_or_default(),
             doc_count: list(&dir, Kind::Page)?.len(),
             schema_coverage: coverage,
+            order,
             meta_error: meta.error,
             meta_warnings: warnings,
             id,

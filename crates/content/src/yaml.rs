@@ -28,3 +28,28 @@ pub(crate) fn yaml_error_line(text: &str) -> Option<usize> {
         .location()
         .map(|l| l.line())
 }
+
+/// The key that places a page, subproject or project in reading order.
+pub(crate) const ORDER_KEY: &str = "order";
+
+/// `order` of a mapping: `Ok(None)` when missing or null, an error naming what was found when
+/// it is not an integer (then it is ignored for sorting).
+pub(crate) fn order_field(map: &serde_json::Value) -> Result<Option<i64>, String> {
+    match map.get(ORDER_KEY) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Number(n)) if n.as_i64().is_some() => Ok(n.as_i64()),
+        Some(other) => {
+            let mut shown = other.to_string();
+            if shown.len() > 40 {
+                let cut = shown.floor_char_boundary(40);
+                shown.truncate(cut);
+                shown.push('…');
+            }
+            Err(format!(
+                "`order` is {shown}, not a whole number from {} to {}; ignored for sorting",
+                i64::MIN,
+                i64::MAX
+            ))
+        }
+    }
+}

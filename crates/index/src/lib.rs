@@ -77,8 +77,8 @@ use dochub_content::fsio::{Kind, list, mtime_ns, read_file};
 use dochub_content::{
     CatalogError, ContentError, ContentRoot, CorpusStats, Expansion, FieldCounts, MAX_RESULTS,
     Project, REPORTS_DIR, RankedQuery, SearchResults, SubprojectSummary, contribution, fold,
-    page_terms, page_text, parse_page, ranked_hit, score_key, spread_versions, term_weight,
-    version_group,
+    page_terms, page_text, parse_page, ranked_hit, reading_order, score_key, spread_versions,
+    term_weight, version_group,
 };
 
 use format::{
@@ -89,7 +89,7 @@ use format::{
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 7;
+pub const FORMAT: u32 = 8;
 
 const NAV_FILE: &str = "nav.bin";
 /// Where format 2 and earlier kept the navigation file (JSON, with a `format` field).
@@ -124,7 +124,9 @@ pub struct IndexedProject {
     pub description: String,
     /// Number of pages across its subprojects.
     pub doc_count: usize,
-    /// Its subprojects, sorted by id.
+    /// `order` from `_project.yaml`.
+    pub order: Option<i64>,
+    /// Its subprojects, in reading order.
     pub subprojects: Vec<IndexedSubproject>,
     /// The project folder.
     pub dir: DirRecord,
@@ -165,6 +167,9 @@ pub struct IndexedPage {
     /// Whether its frontmatter says `llms: optional` (for `/llms.txt`).
     #[serde(default)]
     pub optional: bool,
+    /// Its frontmatter's `order`: a subproject's pages are kept in
+    /// [`dochub_content::reading_order`].
+    pub order: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -518,7 +523,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
     write_atomic(&dir.join(GRAMS_FILE), &grams.finish(build_id))?;
     write_atomic(&dir.join(PAGES_FILE), &pages.finish(build_id))?;
     for (n, mut pages) in sub_pages.into_iter().enumerate() {
-        pages.sort_by(|a, b| a.id.cmp(&b.id));
+        pages.sort_by(|a, b| reading_order((a.order, &a.title, &a.id), (b.order, &b.title, &b.id)));
         let sub = SubFile { build_id, pages };
         write_atomic(&sub_dir.join(format!("{n}.bin")), &encode(&sub)?)?;
     }
@@ -566,6 +571,7 @@ fn number_folders(root: &ContentRoot) -> Result<(Vec<IndexedProject>, Numbers), 
             name: p.name,
             description: p.description,
             doc_count: p.doc_count,
+            order: p.order,
             subprojects,
         });
     }
@@ -656,6 +662,7 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, Content
             size: raw.len() as u64,
             hash: page_hash,
             optional: parsed.frontmatter.llms_optional,
+            order: parsed.frontmatter.order,
         });
         scan.count += 1;
     }
@@ -722,7 +729,7 @@ impl Index {
         self
     }
 
-    /// Every project, sorted by id.
+    /// Every project, in reading order.
     pub fn projects(&self) -> &[IndexedProject] {
         &self.nav.projects
     }
@@ -748,7 +755,9 @@ impl Index {
             description: p.description.clone(),
             subproject_count: p.subprojects.len(),
             doc_count: p.doc_count,
+            order: p.order,
             meta_error: None,
+            meta_warnings: Vec::new(),
         }
     }
 
@@ -772,7 +781,7 @@ impl Index {
         self.nav.pages as usize
     }
 
-    /// A subproject's pages, sorted by id (one small file read).
+    /// A subproject's pages, in reading order (one small file read).
     pub fn pages(&self, subproject: &IndexedSubproject) -> Result<Vec<IndexedPage>, CatalogError> {
         let path = self
             .dir
