@@ -54,11 +54,13 @@ use dochub_render::{
 
 pub use dochub_http::{ALLOW_READ as ALLOW, HTML, MARKDOWN, TEXT};
 use dochub_http::{Request, Response};
-/// The pages run no script and load nothing but their inline style and images from this
-/// site (or inlined); the policy says so, as a second line of defence behind the escaping of
-/// raw HTML. The search box submits to `/docs/search`.
+/// The pages run one script, dochub's own ([`dochub_http::page::SCRIPT`], allowed by its
+/// hash), and load nothing but their inline style and images from this site (or inlined); the
+/// policy says so, as a second line of defence behind the escaping of raw HTML. The search box
+/// submits to `/docs/search`.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
-     img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+     script-src 'sha256-5tFPxHIk0xrFWtuPigVJFLSj8YD5sYu8ObCu94Ryfis='; img-src 'self' data:; \
+     form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Configuration, read once at the component's entry.
 #[derive(Debug, Clone)]

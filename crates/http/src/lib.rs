@@ -11,7 +11,8 @@
 //! - [`host_allowed`]: development answers only loopback `Host` names (DNS rebinding);
 //! - [`admit`] and [`finish`]: the checks before routing and the headers after it (generic
 //!   5xx bodies, request ids, `nosniff`, `Referrer-Policy`, CSP, `Cache-Control`);
-//! - [`iso8601`]: the one time format.
+//! - [`iso8601`]: the one time format;
+//! - [`page`]: the script and dark-mode switch every generated HTML page shares.
 //!
 //! No Spin dependency unless the feature `spin` is on: then [`spin::incoming`] and
 //! [`spin::outgoing`] convert spin-sdk's request and response, for the components.
@@ -38,6 +39,7 @@ pub mod auth;
 mod exchange;
 mod host;
 mod message;
+pub mod page;
 mod query;
 mod settings;
 #[cfg(feature = "spin")]

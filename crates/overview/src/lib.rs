@@ -30,4 +30,4 @@ pub use check::{CheckError, CheckReport, check_dir};
 pub use dochub_http::HTML;
 pub use pages::{RenderError, error_page, landing_page};
 pub use registry::{IdError, MAX_ID_LEN, OVERVIEWS, Overview, find, validate_id};
-pub use serve::{CSP, Config, LANDING_PATH, internal_error, respond};
+pub use serve::{CSP, Config, LANDING_PATH, OWN_PAGES_CSP, internal_error, respond};

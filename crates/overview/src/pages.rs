@@ -22,6 +22,8 @@ pub struct RenderError {
 #[template(path = "landing.html")]
 struct Landing<'a> {
     overviews: &'a [Overview],
+    script: &'static str,
+    theme_switch: &'static str,
 }
 
 #[derive(Template)]
@@ -30,18 +32,24 @@ struct ErrorPage<'a> {
     status: u16,
     title: &'a str,
     message: &'a str,
+    script: &'static str,
+    theme_switch: &'static str,
 }
 
 /// The hub landing page at `/overview/`: the three tiers and a card per overview in
 /// `overviews` (those whose file exists), or a line saying there are none yet, plus cards to
 /// `/docs/`, `/api/manifest` and `/api/health`. Self-contained HTML.
 pub fn landing_page(overviews: &[Overview]) -> Result<String, RenderError> {
-    Landing { overviews }
-        .render()
-        .map_err(|source| RenderError {
-            page: "landing",
-            source,
-        })
+    Landing {
+        overviews,
+        script: dochub_http::page::SCRIPT,
+        theme_switch: dochub_http::page::THEME_SWITCH,
+    }
+    .render()
+    .map_err(|source| RenderError {
+        page: "landing",
+        source,
+    })
 }
 
 /// An error page in the landing page's style; `title` and `message` are escaped.
@@ -50,6 +58,8 @@ pub fn error_page(status: u16, title: &str, message: &str) -> Result<String, Ren
         status,
         title,
         message,
+        script: dochub_http::page::SCRIPT,
+        theme_switch: dochub_http::page::THEME_SWITCH,
     }
     .render()
     .map_err(|source| RenderError {

@@ -12,13 +12,26 @@ use crate::registry::{OVERVIEWS, Overview, find, validate_id};
 /// Where `/` sends the browser.
 pub const LANDING_PATH: &str = "/overview/";
 
-/// Only inline styles, scripts and `data:` images may load: a page that references anything
-/// outside itself fails visibly in the browser instead of quietly depending on the network.
+/// The overview pages' policy: only inline styles, scripts and `data:` images may load, so a
+/// page that references anything outside itself fails visibly in the browser instead of
+/// quietly depending on the network. (Overviews are self-contained pages written with their
+/// own inline scripts, which no hash list could name ahead of time.)
 pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \
                        img-src data:; font-src data:; base-uri 'none'; form-action 'self'; \
                        frame-ancestors 'none'";
 
+/// The policy of the pages this component writes itself (the landing and error pages): the
+/// one script they run is dochub's page script, allowed by its hash
+/// ([`dochub_http::page::SCRIPT_HASH`]).
+pub const OWN_PAGES_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; \
+     script-src 'sha256-5tFPxHIk0xrFWtuPigVJFLSj8YD5sYu8ObCu94Ryfis='; img-src data:; \
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
 fn html(status: u16, body: Vec<u8>) -> Response {
+    Response::new(status, HTML, body).with_header("content-security-policy", OWN_PAGES_CSP)
+}
+
+fn overview_html(status: u16, body: Vec<u8>) -> Response {
     Response::new(status, HTML, body).with_header("content-security-policy", CSP)
 }
 
@@ -129,7 +142,7 @@ fn overview(id: &str, content_dir: &Path) -> Response {
     };
     let file = file_of(content_dir, entry);
     match std::fs::read(&file) {
-        Ok(bytes) => html(200, bytes),
+        Ok(bytes) => overview_html(200, bytes),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::IsADirectory) => not_found(),
         Err(e) => internal_error(format!("reading {}: {e}", file.display())),
     }
@@ -181,6 +194,25 @@ mod tests {
             // A registered overview without its file gets no card.
             assert!(!body.contains("href=\"/overview/content-pipeline\""));
         }
+    }
+
+    #[test]
+    fn own_pages_run_only_the_page_script_allowed_by_its_hash() {
+        let dir = content_with(&[("architecture.html", b"<script>inline()</script>")]);
+        let landing = get(dir.path(), "/overview/");
+        let csp = landing.header("content-security-policy").unwrap();
+        assert!(csp.contains(dochub_http::page::SCRIPT_HASH), "{csp}");
+        assert!(!csp.contains("script-src 'unsafe-inline'"), "{csp}");
+        let body = String::from_utf8(landing.body).unwrap();
+        assert!(body.contains(&format!("<script>{}</script>", dochub_http::page::SCRIPT)));
+        assert!(body.contains(r#"id="theme-switch""#));
+        assert_eq!(
+            get(dir.path(), "/overview/nope").header("content-security-policy"),
+            Some(OWN_PAGES_CSP)
+        );
+        // An overview is authored HTML with its own inline scripts.
+        let overview = get(dir.path(), "/overview/architecture");
+        assert_eq!(overview.header("content-security-policy"), Some(CSP));
     }
 
     #[test]
@@ -312,7 +344,7 @@ mod tests {
                 let r = respond(&config, "GET", path, auth);
                 assert_eq!(r.status, 401, "{path} {auth:?}");
                 assert_eq!(r.header("www-authenticate"), Some(BASIC_CHALLENGE));
-                assert!(!r.body.windows(4).any(|w| w == b"page"));
+                assert!(!r.body.windows(11).any(|w| w == b"<p>page</p>"));
             }
         }
         let r = respond(&config, "POST", "/overview/", None);

@@ -186,6 +186,12 @@ struct HitView {
     excerpt: Vec<Segment>,
 }
 
+/// A link to the page before or after this one.
+struct Neighbour {
+    href: String,
+    title: String,
+}
+
 enum Main<'a> {
     Document {
         /// Shown as the page's h1 when the markdown has none.
@@ -223,6 +229,11 @@ struct LayoutTemplate<'a> {
     main: Main<'a>,
     toc: &'a [TocEntry],
     has_reports: bool,
+    /// A document's neighbours in its subproject's order.
+    previous: Option<Neighbour>,
+    next: Option<Neighbour>,
+    script: &'static str,
+    theme_switch: &'static str,
 }
 
 fn id_of(named: Option<&NavItem>) -> Option<&str> {
@@ -272,6 +283,29 @@ fn sidebar(nav: &Nav, here: &Location) -> Vec<SidebarProject> {
             }
         })
         .collect()
+}
+
+/// The pages before and after `here` among its subproject's pages in the sidebar (the
+/// order readers see).
+fn neighbours(nav: &Nav, here: &Location) -> (Option<Neighbour>, Option<Neighbour>) {
+    let (Some(p), Some(s), Some(page)) = (&here.project, &here.subproject, &here.page) else {
+        return (None, None);
+    };
+    let pages = nav
+        .projects
+        .iter()
+        .find(|np| np.project.id == p.id)
+        .and_then(|np| np.subprojects.iter().find(|ns| ns.subproject.id == s.id))
+        .map_or(&[][..], |ns| &ns.pages[..]);
+    let Some(at) = pages.iter().position(|item| item.id == page.id) else {
+        return (None, None);
+    };
+    let link = |item: &NavItem| Neighbour {
+        href: page_href(&p.id, &s.id, &item.id),
+        title: item.name.clone(),
+    };
+    let previous = at.checked_sub(1).and_then(|i| pages.get(i)).map(link);
+    (previous, pages.get(at + 1).map(link))
 }
 
 /// Home > Project > Subproject > Page; the last crumb is the current location and unlinked.
@@ -334,6 +368,10 @@ fn describe(text: &str) -> String {
 }
 
 fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutError> {
+    let (previous, next) = match main {
+        Main::Document { .. } => neighbours(nav, frame.here),
+        _ => (None, None),
+    };
     let page = LayoutTemplate {
         title: frame.title,
         markdown_href: markdown_href(frame.here),
@@ -347,6 +385,10 @@ fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutE
         main,
         toc: frame.toc,
         has_reports: nav.has_reports,
+        previous,
+        next,
+        script: dochub_http::page::SCRIPT,
+        theme_switch: dochub_http::page::THEME_SWITCH,
     };
     Ok(page.render()?)
 }

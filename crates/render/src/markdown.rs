@@ -65,7 +65,7 @@ pub fn strip_frontmatter(source: &str) -> &str {
 ///
 /// ```
 /// let page = dochub_render::render_markdown("# Title\n\n## Setup\n\nSee [raw](../api/raw.md).", &["dochub", "docs"]);
-/// assert!(page.html.contains(r#"<h2 id="setup">Setup</h2>"#));
+/// assert!(page.html.contains(r##"<h2 id="setup">Setup<a class="anchor" href="#setup" aria-label="Link to this section">#</a></h2>"##));
 /// assert!(page.html.contains(r#"href="/docs/dochub/api/raw""#));
 /// assert_eq!(page.toc[0].id, "setup");
 /// assert_eq!(page.h1.as_deref(), Some("Title"));
@@ -113,12 +113,15 @@ pub fn render_body(body: &str, base: &[&str]) -> Rendered {
             }
             pending.push_back(event);
         }
-        pending.push_back(Event::End(TagEnd::Heading(level)));
         let text = text.trim().to_owned();
         let id = match id {
             Some(id) => ids.explicit(&id),
             None => ids.automatic(&text),
         };
+        if level != HeadingLevel::H1 {
+            pending.push_back(Event::Html(CowStr::from(anchor(&id))));
+        }
+        pending.push_back(Event::End(TagEnd::Heading(level)));
         match level {
             HeadingLevel::H1 if h1.is_none() => h1 = Some(text),
             HeadingLevel::H2 | HeadingLevel::H3 => toc.push(TocEntry {
@@ -143,6 +146,18 @@ pub fn render_body(body: &str, base: &[&str]) -> Rendered {
         h1,
         first_paragraph,
     }
+}
+
+/// The link to a heading that shows when the reader points at it (the style hides it
+/// otherwise). Written here, after raw HTML was escaped, from the heading's id.
+fn anchor(id: &str) -> String {
+    let mut href = String::from("#");
+    let mut html = String::from(r#"<a class="anchor" href=""#);
+    // Writing to a `String` cannot fail.
+    let _ = pulldown_cmark_escape::escape_href(&mut href, id);
+    let _ = pulldown_cmark_escape::escape_html(&mut html, &href);
+    html.push_str(r#"" aria-label="Link to this section">#</a>"#);
+    html
 }
 
 /// The text of the first paragraph, its line breaks as spaces.
@@ -304,8 +319,17 @@ mod tests {
         );
         assert_eq!(page.h1.as_deref(), Some("Title"));
         assert!(page.html.contains(r#"<h1 id="title">Title</h1>"#));
-        assert!(page.html.contains(r#"<h4 id="deep">Deep</h4>"#));
-        assert!(page.html.contains(r#"<h3 id="source">From source</h3>"#));
+        let anchored = |id: &str| {
+            format!(r##"<a class="anchor" href="#{id}" aria-label="Link to this section">#</a>"##)
+        };
+        assert!(
+            page.html
+                .contains(&format!(r#"<h4 id="deep">Deep{}</h4>"#, anchored("deep")))
+        );
+        assert!(page.html.contains(&format!(
+            r#"<h3 id="source">From source{}</h3>"#,
+            anchored("source")
+        )));
     }
 
     #[test]

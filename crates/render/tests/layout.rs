@@ -82,13 +82,15 @@ fn document_page_layout() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<title>Rendering · dochub</title>"));
     // No external resources: the links are the inline icon and the page's own markdown twin;
-    // no scripts, fonts or URLs.
+    // no fonts or URLs.
     assert_eq!(html.matches("<link").count(), 2);
     assert!(html.contains(r#"<link rel="icon" href="data:image/svg+xml,"#));
     assert!(html.contains(
         r#"<link rel="alternate" type="text/markdown" href="/docs/dochub/docs/rendering.md">"#
     ));
-    assert!(!html.contains("<script"));
+    // One script, the page script (dark mode and copy buttons), whose hash the policy names.
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(html.contains(&format!("<script>{}</script>", dochub_http::page::SCRIPT)));
     assert!(!html.contains(r#"="http"#) && !html.contains("https://"));
 
     // Header: brand, nav links, a search form that works without script.
@@ -376,4 +378,77 @@ fn every_page_describes_itself_to_search_engines() {
         description(&html),
         "Documentation pages matching “key value”."
     );
+}
+
+#[test]
+fn previous_and_next_follow_the_subprojects_order() {
+    let rendered = render_markdown("# Rendering\n\nText.\n", &["dochub", "docs"]);
+    let page_at = |id: &str, title: &str| {
+        let here = at("dochub", Some("docs"), Some((id, title)));
+        document_page(&nav(), &here, title, "", &rendered).expect("renders")
+    };
+    let middle = page_at("rendering", "Rendering");
+    let pager = region(&middle, r#"<nav class="pager""#, "</nav>");
+    assert!(
+        pager.contains(r#"<a class="pager-previous" rel="prev" href="/docs/dochub/docs/"><span class="pager-label">Previous</span><span class="pager-title">Overview</span></a>"#),
+        "{pager}"
+    );
+    assert!(
+        pager.contains(r#"<a class="pager-next" rel="next" href="/docs/dochub/docs/search"><span class="pager-label">Next</span><span class="pager-title">Search</span></a>"#),
+        "{pager}"
+    );
+    // The first page has no previous, the last no next; neither crosses into another
+    // subproject.
+    let first = page_at("index", "Overview");
+    assert!(!first.contains(r#"rel="prev""#));
+    assert!(first.contains(r#"rel="next" href="/docs/dochub/docs/rendering""#));
+    let last = page_at("search", "Search");
+    assert!(last.contains(r#"rel="prev" href="/docs/dochub/docs/rendering""#));
+    assert!(!last.contains(r#"rel="next""#));
+    // A page alone in its subproject, and card pages, have no pager at all.
+    let here = at("dochub", Some("api"), Some(("raw", "Raw pages")));
+    let alone = document_page(&nav(), &here, "Raw pages", "", &rendered).unwrap();
+    assert!(!alone.contains(r#"class="pager""#));
+    let cards = card_page(&nav(), &at("dochub", None, None), "dochub", "", &[], "none").unwrap();
+    assert!(!cards.contains(r#"class="pager""#));
+}
+
+#[test]
+fn headings_link_to_themselves() {
+    let rendered = render_markdown(
+        "# Title\n\n## Set up \"it\"\n\n### Then {#custom-id}\n",
+        &["dochub", "docs"],
+    );
+    // The page's title needs no link to itself.
+    assert!(
+        rendered.html.contains(r#"<h1 id="title">Title</h1>"#),
+        "{}",
+        rendered.html
+    );
+    assert!(rendered.html.contains(
+        r##"<h2 id="set-up-it">Set up "it"<a class="anchor" href="#set-up-it" aria-label="Link to this section">#</a></h2>"##
+    ), "{}", rendered.html);
+    assert!(rendered.html.contains(
+        r##"<h3 id="custom-id">Then<a class="anchor" href="#custom-id" aria-label="Link to this section">#</a></h3>"##
+    ), "{}", rendered.html);
+    // The outline keeps the heading's own text.
+    assert_eq!(rendered.toc[0].text, "Set up \"it\"");
+}
+
+#[test]
+fn every_page_carries_the_theme_script_and_switch() {
+    let rendered = render_markdown("# T\n", &["dochub", "docs"]);
+    let pages = [
+        document_page(&nav(), &Location::default(), "T", "", &rendered).unwrap(),
+        card_page(&nav(), &Location::default(), "Projects", "", &[], "none").unwrap(),
+        search_page(&nav(), "q", &[], "").unwrap(),
+        not_found_page(&nav(), "gone").unwrap(),
+    ];
+    for html in pages {
+        let script = format!("<script>{}</script>", dochub_http::page::SCRIPT);
+        assert!(html.contains(&script));
+        assert_eq!(html.matches("<script").count(), 1);
+        assert!(html.contains(r#"<button type="button" id="theme-switch""#));
+        assert!(html.contains(r#"<meta name="color-scheme" content="light dark">"#));
+    }
 }
