@@ -704,3 +704,88 @@ async fn a_new_page_shows_at_once_though_the_index_is_older() {
     );
     app.stop().await;
 }
+
+/// The `<loc>`s of a sitemap.
+fn sitemap_locs(xml: &str) -> Vec<String> {
+    xml.split("<loc>")
+        .skip(1)
+        .map(|rest| rest[..rest.find("</loc>").expect("closed loc")].replace("&amp;", "&"))
+        .collect()
+}
+
+/// `/robots.txt` and `/sitemap.xml` are routes of the docs component (spin.toml): in
+/// development the sitemap names every docs page by its absolute URL, each of which answers;
+/// `site_url` sets the origin; in production robots.txt refuses everything and the sitemap
+/// needs the token.
+#[tokio::test(flavor = "multi_thread")]
+async fn robots_and_sitemap() {
+    let content = content_tree();
+    let app = start_on(content.path()).await;
+    let (status, headers, robots) = get(&app, "/robots.txt").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        header(&headers, "content-type"),
+        "text/plain; charset=utf-8"
+    );
+    assert_eq!(
+        robots,
+        format!(
+            "User-agent: *\nAllow: /\n\nSitemap: {}\n",
+            app.url("/sitemap.xml")
+        )
+    );
+    let (status, headers, xml) = get(&app, "/sitemap.xml").await;
+    assert_eq!(status, 200, "{xml}");
+    assert_eq!(
+        header(&headers, "content-type"),
+        "application/xml; charset=utf-8"
+    );
+    let locs = sitemap_locs(&xml);
+    assert!(locs.contains(&app.url("/docs/")), "{xml}");
+    assert!(
+        locs.contains(&app.url("/docs/alpha/guide/install")),
+        "{xml}"
+    );
+    for loc in &locs {
+        let res = client().get(loc).send().await.expect("request");
+        assert_eq!(res.status(), 200, "{loc}");
+    }
+    app.stop().await;
+
+    let app = TestApp::builder()
+        .content(content.path())
+        .variable("site_url", "https://docs.example.com/")
+        .start()
+        .await
+        .expect("app starts");
+    let (_, _, robots) = get(&app, "/robots.txt").await;
+    assert!(robots.ends_with("Sitemap: https://docs.example.com/sitemap.xml\n"));
+    let (_, _, xml) = get(&app, "/sitemap.xml").await;
+    assert!(
+        sitemap_locs(&xml)
+            .iter()
+            .all(|loc| loc.starts_with("https://docs.example.com/docs/")),
+        "{xml}"
+    );
+    app.stop().await;
+
+    let app = TestApp::builder()
+        .content(content.path())
+        .variable("environment", "production")
+        .variable("auth_tokens", SECRET_DIGEST)
+        .start()
+        .await
+        .expect("app starts");
+    let (status, _, robots) = get(&app, "/robots.txt").await;
+    assert_eq!(status, 200);
+    assert!(robots.contains("User-agent: *\nDisallow: /\n"), "{robots}");
+    assert_eq!(get(&app, "/sitemap.xml").await.0, 401);
+    let res = client()
+        .get(app.url("/sitemap.xml"))
+        .bearer_auth("secret")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    app.stop().await;
+}

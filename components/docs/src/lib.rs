@@ -8,18 +8,24 @@
 //! component's memory; a failure half-way drops the body without finishing it, which Spin
 //! (wasmtime-wasi-http) turns into an aborted response rather than a complete-looking short one.
 //!
+//! `/robots.txt` and `/sitemap.xml` ([`dochub_app::crawl`]) are this component's too: the
+//! sitemap lists the pages it serves.
+//!
 //! Configuration:
 //! - env `CONTENT_DIR` (default `/content`): the content root;
 //! - env `BUILD_DIR` (default `/build`) and `SERVE_PREBUILT`: the prebuilt index, used for the
 //!   sidebar, breadcrumbs, listings, search and `/llms.txt` while it matches the content (see
 //!   `dochub_index::build::BuildMode`);
 //! - variables `environment`, `auth_tokens` and `allowed_hosts` (see `dochub_http`: unreadable
-//!   or unknown values refuse every request).
+//!   or unknown values refuse every request);
+//! - variable `site_url`: the origin the sitemap's absolute URLs start with (empty: the
+//!   request's own).
 
 // `#[http_component]` expands to the canonical-ABI export glue, which is `unsafe` by nature;
 // this file writes none itself.
 #![allow(unsafe_code)]
 
+use dochub_app::crawl;
 use dochub_app::docs::{SiteConfig, handle_accepting};
 use dochub_app::llms::{self, Answer, LlmsRoute};
 use dochub_http::auth::AuthConfig;
@@ -48,16 +54,22 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
         auth,
     };
     let request = incoming.request();
-    let llms_route = incoming
-        .header("spin-component-route")
-        .and_then(LlmsRoute::from_component_route);
-    let answer = match llms_route {
-        Some(route) => llms::handle(&config, route, &request),
-        None => Answer::Whole(handle_accepting(
-            &config,
-            &request,
-            incoming.header("accept"),
-        )),
+    let component_route = incoming.header("spin-component-route").unwrap_or_default();
+    let origin = || {
+        let site_url = variables::get("site_url").unwrap_or_default();
+        crawl::origin(&site_url, incoming.header("spin-full-url"))
+    };
+    let answer = match component_route {
+        "/robots.txt" => Answer::Whole(crawl::robots(&config, &request, &origin())),
+        "/sitemap.xml" => Answer::Whole(crawl::sitemap(&config, &request, &origin())),
+        route => match LlmsRoute::from_component_route(route) {
+            Some(route) => llms::handle(&config, route, &request),
+            None => Answer::Whole(handle_accepting(
+                &config,
+                &request,
+                incoming.header("accept"),
+            )),
+        },
     };
     match answer {
         Answer::Whole(res) => {

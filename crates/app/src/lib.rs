@@ -6,6 +6,7 @@
 //!   component; `/api/health` takes the host's readings);
 //! - [`docs`]: `/docs/...`, the rendered site (the docs component);
 //! - [`llms`]: `/llms.txt` and `/llms-full.txt` (the docs component too);
+//! - [`crawl`]: `/robots.txt` and `/sitemap.xml` (the docs component too);
 //! - [`negotiate`]: whether an `Accept` header prefers a page's markdown to its HTML.
 //!
 //! Each reads the content through [`dochub_index::Source::read`], which asks the prebuilt
@@ -15,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+pub mod crawl;
 pub mod docs;
 pub mod llms;
 pub mod negotiate;
