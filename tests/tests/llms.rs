@@ -49,39 +49,56 @@ async fn get(app: &TestApp, path: &str) -> Got {
     get_with(app, path, None).await
 }
 
-/// Every page of a content tree in manifest order: `(<p>/<s>/<page>, file)`, read from disk
-/// with the directory rules of the interface (no `_` or `.` folders, no `reports`).
+/// Every page of a content tree in manifest order: `(<p>/<s>/<page>, file)`. The pages are
+/// found on disk with the directory rules of the interface (no `_` or `.` folders, no
+/// `reports`); their order is the reading order the manifests list them in (`order`, then
+/// titles and names), which the library's tree gives.
 fn pages_on_disk(root: &Path) -> Vec<(String, PathBuf)> {
     fn dirs(dir: &Path) -> Vec<String> {
-        let mut out: Vec<String> = std::fs::read_dir(dir)
+        std::fs::read_dir(dir)
             .expect("read dir")
             .filter_map(|e| {
                 let e = e.ok()?;
                 let name = e.file_name().into_string().ok()?;
                 (e.path().is_dir() && !name.starts_with(['_', '.'])).then_some(name)
             })
-            .collect();
-        out.sort();
-        out
+            .collect()
     }
-    let mut out = Vec::new();
+    let mut on_disk = std::collections::BTreeSet::new();
     for p in dirs(root).into_iter().filter(|p| p != "reports") {
         for s in dirs(&root.join(&p)) {
-            let mut pages: Vec<String> = std::fs::read_dir(root.join(&p).join(&s))
-                .expect("read dir")
-                .filter_map(|e| {
-                    let name = e.ok()?.file_name().into_string().ok()?;
-                    let id = name.strip_suffix(".md")?;
-                    (!id.starts_with(['_', '.'])).then(|| id.to_owned())
-                })
-                .collect();
-            pages.sort();
-            for id in pages {
-                let file = root.join(&p).join(&s).join(format!("{id}.md"));
-                out.push((format!("{p}/{s}/{id}"), file));
+            for entry in std::fs::read_dir(root.join(&p).join(&s)).expect("read dir") {
+                let name = entry
+                    .expect("entry")
+                    .file_name()
+                    .into_string()
+                    .expect("utf-8");
+                if let Some(id) = name.strip_suffix(".md")
+                    && !id.starts_with(['_', '.'])
+                {
+                    on_disk.insert(format!("{p}/{s}/{id}"));
+                }
             }
         }
     }
+    let tree = dochub_content::ContentRoot::open(root).expect("content root");
+    let mut out = Vec::new();
+    for p in tree.projects().expect("projects") {
+        for s in tree
+            .subprojects(&p.id)
+            .expect("subprojects")
+            .unwrap_or_default()
+        {
+            for page in tree.pages(&p.id, &s.id).expect("pages") {
+                let file = root.join(&p.id).join(&s.id).join(format!("{}.md", page.id));
+                out.push((page.path(), file));
+            }
+        }
+    }
+    let listed: std::collections::BTreeSet<String> =
+        out.iter().map(|(path, _)| path.clone()).collect();
+    assert_eq!(listed, on_disk, "the tree lists every page on disk, once");
+    assert_eq!(listed.len(), out.len());
     out
 }
 

@@ -250,7 +250,7 @@ pub fn write_project(
 ) -> Result<usize, LlmsError> {
     let mut written = 0;
     for s in root.subprojects(project)?.unwrap_or_default() {
-        for id in root.page_ids(project, &s.id)? {
+        for id in root.page_ids_in_order(project, &s.id)? {
             // A page removed between listing and reading is left out, as in the manifests.
             let Some(page) = root.page(project, &s.id, &id)? else {
                 continue;

@@ -116,6 +116,25 @@ impl ContentRoot {
         list(&dir, Kind::Page)
     }
 
+    /// The ids of a subproject's pages in [`reading_order`], without keeping the pages: each
+    /// is read for its `order` and title and dropped, so a subproject of any size costs one
+    /// page at a time (for what streams its pages, like `/llms-full.txt`).
+    pub fn page_ids_in_order(
+        &self,
+        project: &str,
+        subproject: &str,
+    ) -> Result<Vec<String>, ContentError> {
+        let mut keyed = Vec::new();
+        for id in self.page_ids(project, subproject)? {
+            if let Some(page) = self.page(project, subproject, &id)? {
+                let (order, title, _) = page.reading_key();
+                keyed.push((order, title.to_owned(), id));
+            }
+        }
+        keyed.sort_by(|a, b| reading_order((a.0, &a.1, &a.2), (b.0, &b.1, &b.2)));
+        Ok(keyed.into_iter().map(|(_, _, id)| id).collect())
+    }
+
     /// A subproject's pages, read and parsed, in [`reading_order`].
     pub fn pages(&self, project: &str, subproject: &str) -> Result<Vec<Page>, ContentError> {
         let mut out = Vec::new();

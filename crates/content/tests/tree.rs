@@ -47,10 +47,10 @@ fn project_manifest() {
         json_of(&root.project_manifest("alpha").unwrap().unwrap()),
         json!({
             "project": {"id": "alpha", "name": "Alpha Project", "description": "The first project of the fixture"},
-            // In reading order: by name, as neither `_subproject.yaml` gives an `order`.
+            // In reading order: `guide` says `order: 1`; `reference` has none.
             "subprojects": [
-                {"id": "reference", "name": "reference", "description": "", "doc_count": 1},
                 {"id": "guide", "name": "User Guide", "description": "How to use alpha", "doc_count": 7},
+                {"id": "reference", "name": "reference", "description": "", "doc_count": 1},
             ],
         })
     );
@@ -178,9 +178,9 @@ fn pages_parse_with_fallbacks() {
     let subs = root.subprojects("alpha").unwrap().unwrap();
     assert_eq!(
         subs.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
-        ["reference", "guide"]
+        ["guide", "reference"]
     );
-    assert!(subs[0].meta_error.is_some());
+    assert!(subs[1].meta_error.is_some());
     assert!(root.subprojects("nope").unwrap().is_none());
 }
 
