@@ -83,15 +83,23 @@ pub fn sitemap(config: &SiteConfig, req: &Request<'_>, origin: &str) -> Response
     res.strip_for(req.method)
 }
 
-/// Every docs path, in reading order: the home, then each project, its subprojects and
-/// their pages (a subproject's `index` page is its own address, listed once).
+/// Every docs path that answers a page, in reading order: the home, then each project, its
+/// subprojects and their pages (a subproject's `index` page is its own address, listed once).
+/// A project without subprojects and a subproject without pages answer 404: not listed.
 fn site_paths(catalog: &dyn Catalog) -> Result<Vec<String>, CatalogError> {
     let mut paths = vec!["/docs/".to_owned()];
     for project in catalog.outline()? {
+        if project.subprojects.is_empty() {
+            continue;
+        }
         paths.push(project_href(&project.id));
         for (subproject, _) in &project.subprojects {
+            let pages = catalog.pages(&project.id, subproject)?;
+            if pages.is_empty() {
+                continue;
+            }
             paths.push(subproject_href(&project.id, subproject));
-            for page in catalog.pages(&project.id, subproject)? {
+            for page in pages {
                 if page.id != "index" {
                     paths.push(page_href(&project.id, subproject, &page.id));
                 }

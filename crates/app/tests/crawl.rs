@@ -23,6 +23,10 @@ fn tree() -> TempDir {
         ("a & b/guide/<odd>.md", "---\ntitle: Odd\n---\n"),
         ("zed/_project.yaml", "name: Zed\norder: 1\n"),
         ("zed/notes/one.md", "# One\n"),
+        // Answer 404, so they are not listed: a subproject without pages, a project without
+        // subprojects.
+        ("zed/empty/_subproject.yaml", "name: Empty\n"),
+        ("bare/_project.yaml", "name: Bare\n"),
     ];
     for (path, text) in files {
         let path = dir.path().join(path);
