@@ -229,3 +229,181 @@ async fn docs_layout_and_navigation_in_chromium() {
     browser.stop().await;
     app.stop().await;
 }
+
+/// A guide whose reading order (`order`) differs from its file names' order, with a Rust block.
+fn ordered_guide() -> tempfile::TempDir {
+    let content = tempfile::tempdir().expect("temp dir");
+    let files = [
+        ("p/_project.yaml", "name: P\n"),
+        ("p/guide/_subproject.yaml", "name: Guide\n"),
+        (
+            "p/guide/index.md",
+            "---\ntitle: Start\norder: 0\n---\n# Start\n",
+        ),
+        (
+            "p/guide/zz-quickstart.md",
+            "---\ntitle: Quickstart\norder: 1\n---\n# Quickstart\n\n```rust\nfn main() {\n    let answer = 42; // the answer\n    println!(\"{answer}\");\n}\n```\n",
+        ),
+        (
+            "p/guide/aa-deploy.md",
+            "---\ntitle: Deploy\norder: 2\n---\n# Deploy\n",
+        ),
+        ("p/guide/mid.md", "---\ntitle: Appendix\n---\n# Appendix\n"),
+    ];
+    for (path, text) in files {
+        let path = content.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");
+    content
+}
+
+/// What the page looks like: its mode, the switch, a keyword's colour.
+async fn theme(browser: &Browser) -> Json {
+    browser
+        .eval(
+            "const button = document.getElementById('theme-switch');
+             const keyword = document.querySelector('pre .hl-k');
+             return {
+                 dataTheme: document.documentElement.dataset.theme || null,
+                 background: getComputedStyle(document.body).backgroundColor,
+                 switchShown: !!button && !button.hidden && button.offsetWidth > 0,
+                 pressed: button && button.getAttribute('aria-pressed'),
+                 keyword: keyword && keyword.textContent,
+                 keywordColor: keyword && getComputedStyle(keyword).color,
+                 stored: localStorage.getItem('dochub-theme'),
+                 copyButtons: [...document.querySelectorAll('pre button.copy')].map((b) => b.textContent),
+             };",
+        )
+        .await
+        .expect("theme script")
+}
+
+const LIGHT_BG: &str = "rgb(255, 255, 255)";
+const DARK_BG: &str = "rgb(13, 17, 23)";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dark_mode_switch_highlighting_and_previous_next() {
+    let Some(browser) = Browser::start_or_skip("dark_mode_switch_highlighting_and_previous_next")
+        .await
+        .expect("browser starts")
+    else {
+        return;
+    };
+    let content = ordered_guide();
+    // Code is highlighted by `dochub build`: the app serves this tree's build.
+    let build = tempfile::tempdir().expect("build dir");
+    let root = dochub_content::ContentRoot::open(content.path()).expect("root");
+    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+    let app = TestApp::builder()
+        .content(content.path())
+        .mount(build.path(), "/prebuilt")
+        .env("BUILD_DIR", "/prebuilt")
+        .env("SERVE_PREBUILT", "1")
+        .start()
+        .await
+        .expect("app starts");
+    let client = browser.client();
+    let quickstart = app.url("/docs/p/guide/zz-quickstart");
+    browser.set_viewport(1280, 900).await.expect("viewport");
+
+    // The system's setting applies with nothing stored: light, then dark.
+    browser.set_dark(false).await.expect("light");
+    client.goto(&quickstart).await.expect("goto");
+    let light = theme(&browser).await;
+    assert_eq!(light["dataTheme"], Json::Null, "{light}");
+    assert_eq!(light["background"], LIGHT_BG, "{light}");
+    assert_eq!(light["switchShown"], true, "{light}");
+    assert_eq!(light["pressed"], "false", "{light}");
+    // The Rust block is highlighted, its keywords in the light theme's red.
+    assert_eq!(light["keyword"], "fn", "{light}");
+    assert_eq!(light["keywordColor"], "rgb(207, 34, 46)", "{light}");
+    assert_eq!(light["copyButtons"], serde_json::json!(["Copy"]), "{light}");
+    browser.set_dark(true).await.expect("dark");
+    client.refresh().await.expect("reload");
+    let system_dark = theme(&browser).await;
+    assert_eq!(system_dark["background"], DARK_BG, "{system_dark}");
+    assert_eq!(system_dark["pressed"], "true", "{system_dark}");
+    assert_eq!(
+        system_dark["keywordColor"], "rgb(255, 123, 114)",
+        "{system_dark}"
+    );
+
+    // The switch overrides the system, and the choice survives a reload.
+    client
+        .find(Locator::Id("theme-switch"))
+        .await
+        .expect("switch")
+        .click()
+        .await
+        .expect("click");
+    let chosen = theme(&browser).await;
+    assert_eq!(chosen["dataTheme"], "light", "{chosen}");
+    assert_eq!(chosen["stored"], "light", "{chosen}");
+    assert_eq!(chosen["background"], LIGHT_BG, "{chosen}");
+    assert_eq!(chosen["pressed"], "false", "{chosen}");
+    client.refresh().await.expect("reload");
+    let reloaded = theme(&browser).await;
+    assert_eq!(
+        reloaded["background"], LIGHT_BG,
+        "system dark, chosen light: {reloaded}"
+    );
+    assert_eq!(reloaded["keywordColor"], "rgb(207, 34, 46)", "{reloaded}");
+    browser.set_dark(false).await.expect("light");
+    client
+        .find(Locator::Id("theme-switch"))
+        .await
+        .expect("switch")
+        .click()
+        .await
+        .expect("click");
+    client.goto(&app.url("/docs/p/guide/")).await.expect("goto");
+    let other_page = theme(&browser).await;
+    assert_eq!(
+        other_page["background"], DARK_BG,
+        "remembered across pages: {other_page}"
+    );
+    assert_eq!(other_page["pressed"], "true", "{other_page}");
+
+    // Previous / next follow `order`, then titles: Start, Quickstart, Deploy, Appendix.
+    let mut visited = vec![client.current_url().await.expect("url").path().to_owned()];
+    while let Ok(next) = client.find(Locator::Css("a.pager-next")).await {
+        next.click().await.expect("click next");
+        visited.push(client.current_url().await.expect("url").path().to_owned());
+        assert!(visited.len() <= 4, "{visited:?}");
+    }
+    assert_eq!(
+        visited,
+        [
+            "/docs/p/guide/",
+            "/docs/p/guide/zz-quickstart",
+            "/docs/p/guide/aa-deploy",
+            "/docs/p/guide/mid"
+        ]
+    );
+    client
+        .find(Locator::Css("a.pager-previous"))
+        .await
+        .expect("previous")
+        .click()
+        .await
+        .expect("click previous");
+    assert_eq!(
+        client.current_url().await.expect("url").path(),
+        "/docs/p/guide/aa-deploy"
+    );
+    assert_eq!(
+        browser.console_errors().await.expect("log"),
+        Vec::<String>::new(),
+        "no script errors or policy violations"
+    );
+    let shot = screenshot_dir().expect("dir").join("docs-dark-1280.png");
+    client.goto(&quickstart).await.expect("goto");
+    browser
+        .full_page_screenshot(&shot)
+        .await
+        .expect("screenshot");
+    app.stop().await;
+    browser.stop().await;
+}

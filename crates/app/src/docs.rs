@@ -46,21 +46,23 @@ use dochub_http::query_param;
 use dochub_index::Source;
 use percent_encoding::percent_decode_str;
 
-use dochub_render::render_body;
 use dochub_render::{
     Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
     not_found_page, page_href, project_href, search_page, subproject_href,
 };
+use dochub_render::{render_body, render_body_highlighted};
 
 pub use dochub_http::{ALLOW_READ as ALLOW, HTML, MARKDOWN, TEXT};
 use dochub_http::{Request, Response};
 /// The pages run one script, dochub's own ([`dochub_http::page::SCRIPT`], allowed by its
 /// hash), and load nothing but their inline style and images from this site (or inlined); the
 /// policy says so, as a second line of defence behind the escaping of raw HTML. The search box
-/// submits to `/docs/search`.
+/// submits to `/docs/search`. `connect-src 'self'` lets tools that audit a page from inside it
+/// (Lighthouse reads `/robots.txt` that way) reach the site itself; the page's own script
+/// fetches nothing.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
-     script-src 'sha256-5tFPxHIk0xrFWtuPigVJFLSj8YD5sYu8ObCu94Ryfis='; img-src 'self' data:; \
-     form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+     script-src 'sha256-5tFPxHIk0xrFWtuPigVJFLSj8YD5sYu8ObCu94Ryfis='; connect-src 'self'; \
+     img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Configuration, read once at the component's entry.
 #[derive(Debug, Clone)]
@@ -553,7 +555,8 @@ impl Site<'_> {
                 subproject: Some(place.1),
                 page: Some(NavItem::new("index", &landing.title)),
             };
-            let rendered = render_body(&body, &[project, subproject]);
+            let highlighted = self.catalog.highlighted_code(landing)?;
+            let rendered = render_body_highlighted(&body, &[project, subproject], &highlighted);
             let html = document_page(&nav, &here, &landing.title, &landing.summary, &rendered)?;
             return Ok(with_twin(html_response(200, html), &here).with_header("vary", "Accept"));
         }
@@ -603,7 +606,8 @@ impl Site<'_> {
             subproject: Some(s),
             page: Some(NavItem::new(id, &page.title)),
         };
-        let rendered = render_body(&body, &[project, subproject]);
+        let highlighted = self.catalog.highlighted_code(page)?;
+        let rendered = render_body_highlighted(&body, &[project, subproject], &highlighted);
         let html = document_page(&nav, &here, &page.title, &page.summary, &rendered)?;
         Ok(with_twin(html_response(200, html), &here))
     }

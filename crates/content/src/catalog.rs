@@ -102,6 +102,16 @@ pub trait Catalog {
         page: &PageSummary,
     ) -> Result<Vec<u8>, CatalogError>;
 
+    /// The highlighted form of a listed page's fenced code blocks, by
+    /// [`crate::code_key`]: what `dochub build` wrote into the index. The live tree has none
+    /// (its blocks are shown plain).
+    fn highlighted_code(
+        &self,
+        _page: &PageSummary,
+    ) -> Result<std::collections::HashMap<u64, String>, CatalogError> {
+        Ok(std::collections::HashMap::new())
+    }
+
     /// Searches every page ([`ContentRoot::search`] gives the rules).
     fn search(&self, query: &str) -> Result<SearchResults, CatalogError>;
 

@@ -34,6 +34,7 @@
 
 mod catalog;
 mod check;
+mod code;
 #[cfg(any(test, feature = "corpus"))]
 pub mod corpus;
 mod error;
@@ -51,6 +52,7 @@ mod yaml;
 
 pub use catalog::{Catalog, CatalogError, ManifestName, ReadError};
 pub use check::{Diagnostic, Severity};
+pub use code::{CodeBlock, code_blocks, code_key, fence_language};
 pub use error::ContentError;
 pub use frontmatter::{
     DEFAULT_REFERENCE_TYPE, Frontmatter, LLMS_OPTIONAL, ParsedPage, Reference, page_body,

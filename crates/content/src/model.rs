@@ -220,6 +220,8 @@ pub enum PageSource {
         size: u64,
         /// Hash of the file's bytes.
         hash: u64,
+        /// The page's number in the index.
+        number: u32,
     },
 }
 

@@ -201,6 +201,7 @@ impl Catalog for IndexCatalog<'_> {
                 source: PageSource::Recorded {
                     size: p.size,
                     hash: p.hash,
+                    number: p.number,
                 },
             })
             .collect())
@@ -232,11 +233,21 @@ impl Catalog for IndexCatalog<'_> {
     ) -> Result<Vec<u8>, CatalogError> {
         let raw = self.root.raw(project, subproject, &page.id)?;
         match &page.source {
-            PageSource::Recorded { size, hash } => {
+            PageSource::Recorded { size, hash, .. } => {
                 let path = format!("{project}/{subproject}/{}", page.id);
                 Index::verify(*size, *hash, &path, raw)
             }
             PageSource::Read(bytes) => Ok(bytes.clone()),
+        }
+    }
+
+    fn highlighted_code(
+        &self,
+        page: &PageSummary,
+    ) -> Result<std::collections::HashMap<u64, String>, CatalogError> {
+        match page.source {
+            PageSource::Recorded { number, .. } => self.index()?.highlighted(number),
+            PageSource::Read(_) => Ok(std::collections::HashMap::new()),
         }
     }
 

@@ -121,7 +121,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(x)
 }
 
-fn damaged(path: &Path) -> ContentError {
+pub(super) fn damaged(path: &Path) -> ContentError {
     ContentError::IndexDamaged {
         path: path.to_path_buf(),
     }

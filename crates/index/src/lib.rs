@@ -20,6 +20,8 @@
 //! build/index/pages.bin     where page n's entry starts, then the entries: subproject
 //!                           number, id, title, the page's whole file and (apart) its plain
 //!                           text and summary, compressed (LZ4), with the hashes of those bytes
+//! build/index/code.bin      page n's fenced code blocks, highlighted (with the `highlight`
+//!                           feature, which `dochub build` has; empty entries without it)
 //! ```
 //!
 //! Search stays exact: a page can contain the folded query only if it contains every trigram
@@ -59,6 +61,7 @@
 
 pub mod build;
 mod catalog;
+mod code;
 mod format;
 mod full;
 #[cfg(feature = "spin")]
@@ -101,6 +104,7 @@ const SUB_DIR: &str = "sub";
 const GRAMS_FILE: &str = "grams.bin";
 const POSTINGS_FILE: &str = "postings.bin";
 const PAGES_FILE: &str = "pages.bin";
+const CODE_FILE: &str = "code.bin";
 const TERMS_FILE: &str = "terms.bin";
 const IMPACTS_FILE: &str = "impacts.bin";
 
@@ -490,6 +494,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
         terms,
         lengths,
         stats,
+        code,
     } = scan_pages(root, &numbers)?;
     build_hasher.extend_from_slice(&serde_json::to_vec(&projects)?);
     let build_id = hash(&build_hasher);
@@ -522,6 +527,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
     write_atomic(&dir.join(POSTINGS_FILE), &lists)?;
     write_atomic(&dir.join(GRAMS_FILE), &grams.finish(build_id))?;
     write_atomic(&dir.join(PAGES_FILE), &pages.finish(build_id))?;
+    write_atomic(&dir.join(CODE_FILE), &code.finish(build_id))?;
     for (n, mut pages) in sub_pages.into_iter().enumerate() {
         pages.sort_by(|a, b| reading_order((a.order, &a.title, &a.id), (b.order, &b.title, &b.id)));
         let sub = SubFile { build_id, pages };
@@ -601,6 +607,23 @@ struct PageScan {
     lengths: Vec<FieldCounts>,
     /// The field lengths summed.
     stats: CorpusStats,
+    /// Each page's highlighted code blocks, by page number.
+    code: code::CodeWriter,
+}
+
+/// Each fenced code block of `body` that a grammar knows, highlighted: `(key, html)`.
+#[cfg(feature = "highlight")]
+fn highlighted_blocks(
+    highlighter: &dochub_highlight::Highlighter,
+    body: &str,
+) -> Vec<(u64, String)> {
+    dochub_content::code_blocks(body)
+        .into_iter()
+        .filter_map(|block| {
+            let html = highlighter.highlight(&block.language, &block.code)?;
+            Some((block.key(), html))
+        })
+        .collect()
 }
 
 /// Reads every page once, in search (path) order.
@@ -616,7 +639,10 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, Content
         terms: HashMap::new(),
         lengths: Vec::with_capacity(paths.len()),
         stats: CorpusStats::default(),
+        code: code::CodeWriter::default(),
     };
+    #[cfg(feature = "highlight")]
+    let highlighter = dochub_highlight::Highlighter::new();
     for (p, s, id) in &paths {
         // A page removed while building is left out, as the live scan would.
         let Some(raw) = root.raw(p, s, id)? else {
@@ -637,6 +663,11 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, Content
             scan.postings.entry(key).or_default().push(scan.count);
         }
         let parsed = parse_page(id, &raw);
+        #[cfg(feature = "highlight")]
+        scan.code
+            .push(&highlighted_blocks(&highlighter, &parsed.body));
+        #[cfg(not(feature = "highlight"))]
+        scan.code.push(&[]);
         let analysed = page_terms(id, &parsed);
         scan.stats.add(&analysed.lengths);
         scan.lengths.push(analysed.lengths);
@@ -798,6 +829,27 @@ impl Index {
             return Err(rebuilding());
         }
         Ok(sub.pages)
+    }
+
+    /// Page `number`'s highlighted code blocks, by [`dochub_content::code_key`] (empty when
+    /// `dochub build` highlighted none).
+    pub fn highlighted(&self, number: u32) -> Result<HashMap<u64, String>, CatalogError> {
+        let path = self.dir.join(CODE_FILE);
+        let mut file = match code::CodeFile::open(&path) {
+            Err(ContentError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Err(CatalogError::Stale(format!(
+                    "`{}` is missing",
+                    path.display()
+                )));
+            }
+            opened => opened?,
+        };
+        if file.build_id() != self.nav.build_id {
+            return Err(rebuilding());
+        }
+        Ok(file.blocks(number)?)
     }
 
     /// Whether the folders `scope` depends on are as the build recorded them:

@@ -43,5 +43,8 @@ pub use layout::{
     Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
     markdown_href, not_found_page, page_href, project_href, search_page, subproject_href,
 };
-pub use markdown::{Rendered, TocEntry, options, render_body, render_markdown, strip_frontmatter};
+pub use markdown::{
+    Rendered, TocEntry, options, render_body, render_body_highlighted, render_markdown,
+    strip_frontmatter,
+};
 pub use slug::{FALLBACK_ID, slugify};

@@ -1,8 +1,10 @@
 //! Markdown to HTML: parser options, heading ids and outline, link rewriting, raw HTML escaping.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
-use pulldown_cmark::{CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
+use pulldown_cmark::{
+    CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html,
+};
 
 use crate::links::{self, Rewrite};
 use crate::slug::IdAllocator;
@@ -77,7 +79,22 @@ pub fn render_markdown(source: &str, base: &[&str]) -> Rendered {
 /// Renders markdown that has no frontmatter (e.g. the body the content tree already split
 /// off), exactly as [`render_markdown`] renders a page's body.
 pub fn render_body(body: &str, base: &[&str]) -> Rendered {
-    let events = escape_raw_html(Parser::new_ext(body, options()), base);
+    render_body_highlighted(body, base, &HashMap::new())
+}
+
+/// [`render_body`], with the highlighted form of its fenced code blocks: `highlighted` maps a
+/// block's key ([`dochub_content::code_key`] of its language and code) to the inside of its
+/// `<code>` element, as `dochub build` wrote it (trusted HTML). A block that is not there is
+/// shown plain, escaped, as `render_body` shows every block.
+pub fn render_body_highlighted(
+    body: &str,
+    base: &[&str],
+    highlighted: &HashMap<u64, String>,
+) -> Rendered {
+    let mut events = escape_raw_html(Parser::new_ext(body, options()), base);
+    if !highlighted.is_empty() {
+        events = with_highlighted_code(events, highlighted);
+    }
 
     let first_paragraph = first_paragraph(&events);
     let mut ids = IdAllocator::default();
@@ -146,6 +163,56 @@ pub fn render_body(body: &str, base: &[&str]) -> Rendered {
         h1,
         first_paragraph,
     }
+}
+
+/// Replaces each fenced code block whose highlighted form is known with that form.
+fn with_highlighted_code<'a>(
+    events: Vec<Event<'a>>,
+    highlighted: &HashMap<u64, String>,
+) -> Vec<Event<'a>> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut events = events.into_iter();
+    while let Some(event) = events.next() {
+        let Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) = event else {
+            out.push(event);
+            continue;
+        };
+        let mut inner = Vec::new();
+        let mut code = String::new();
+        for event in events.by_ref() {
+            if let Event::End(TagEnd::CodeBlock) = event {
+                break;
+            }
+            if let Event::Text(text) = &event {
+                code.push_str(text);
+            }
+            inner.push(event);
+        }
+        let html = dochub_content::fence_language(&info)
+            .and_then(|language| highlighted.get(&dochub_content::code_key(language, &code)));
+        match html {
+            Some(html) => {
+                // The class the HTML writer gives a plain block: the info string's first word.
+                let mut block = String::from("<pre><code");
+                if let Some(class) = info.split(' ').next().filter(|c| !c.is_empty()) {
+                    block.push_str(r#" class="language-"#);
+                    // Writing to a `String` cannot fail.
+                    let _ = pulldown_cmark_escape::escape_html(&mut block, class);
+                    block.push('"');
+                }
+                block.push('>');
+                block.push_str(html);
+                block.push_str("</code></pre>\n");
+                out.push(Event::Html(CowStr::from(block)));
+            }
+            None => {
+                out.push(Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))));
+                out.extend(inner);
+                out.push(Event::End(TagEnd::CodeBlock));
+            }
+        }
+    }
+    out
 }
 
 /// The link to a heading that shows when the reader points at it (the style hides it
