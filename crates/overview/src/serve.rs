@@ -22,10 +22,11 @@ pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src
 
 /// The policy of the pages this component writes itself (the landing and error pages): the
 /// one script they run is dochub's page script, allowed by its hash
-/// ([`dochub_http::page::SCRIPT_HASH`]).
+/// ([`dochub_http::page::SCRIPT_HASH`]); `connect-src 'self'` as on the docs pages, for
+/// audits that read `/robots.txt` from inside the page.
 pub const OWN_PAGES_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; \
-     script-src 'sha256-5tFPxHIk0xrFWtuPigVJFLSj8YD5sYu8ObCu94Ryfis='; img-src data:; \
-     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+     script-src 'sha256-5tFPxHIk0xrFWtuPigVJFLSj8YD5sYu8ObCu94Ryfis='; connect-src 'self'; \
+     img-src data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 fn html(status: u16, body: Vec<u8>) -> Response {
     Response::new(status, HTML, body).with_header("content-security-policy", OWN_PAGES_CSP)
