@@ -1,7 +1,8 @@
 //! Lighthouse, the audit readers' browsers run, on the pages a reader meets first: a docs page
 //! (code, a table, the outline, previous / next), a search page and the overview landing page,
 //! each in light and in dark mode, under the host, over HTTP. Every category (performance,
-//! accessibility, best practices, SEO) must score 100.
+//! accessibility, best practices, SEO) must score 100. Performance is timed, so an audit that
+//! misses it alone is repeated (at most three attempts, printed); the others must pass at once.
 //!
 //! Lighthouse comes from npm, pinned in `tests/lighthouse/package-lock.json` (`npm ci` in that
 //! folder; `.ci/run` does it), and drives the system's Chromium (`CHROME_PATH`, else
@@ -82,7 +83,10 @@ async fn every_category_scores_100_in_light_and_dark() {
     let mut below = Vec::new();
     for report in &reports {
         let (url, scheme) = (&report["url"], &report["scheme"]);
-        println!("{scheme} {url}: {}", report["scores"]);
+        println!(
+            "{scheme} {url}: {} ({} attempt(s))",
+            report["scores"], report["attempts"]
+        );
         assert_eq!(report["errors"], Json::Array(Vec::new()), "{report}");
         for category in CATEGORIES {
             if report["scores"][category].as_f64() != Some(1.0) {

@@ -11,12 +11,13 @@ pub const SCRIPT: &str = include_str!("page/site.js");
 
 /// The CSP source that allows [`SCRIPT`]: `'sha256-<base64 of its SHA-256>'`. A test checks it
 /// against the script; change both together.
-pub const SCRIPT_HASH: &str = "'sha256-5tFPxHIk0xrFWtuPigVJFLSj8YD5sYu8ObCu94Ryfis='";
+pub const SCRIPT_HASH: &str = "'sha256-30TygC+e3/mJYFulOxmvQwgJg2YPGIDnmYBGlRYKhIo='";
 
-/// The dark-mode switch, hidden until the script shows it (without the script it could not
-/// work; the system's setting still applies). `aria-pressed` says whether the page is dark.
+/// The dark-mode switch, shown only when the script runs (the script marks the page
+/// `scripted` before it is drawn; without it the switch could not work, and the system's
+/// setting still applies). `aria-pressed` says whether the page is dark.
 pub const THEME_SWITCH: &str = concat!(
-    r#"<button type="button" id="theme-switch" class="theme-switch" aria-label="Dark mode" aria-pressed="false" hidden>"#,
+    r#"<button type="button" id="theme-switch" class="theme-switch" aria-label="Dark mode" aria-pressed="false">"#,
     r#"<svg class="sun" viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="5"/>"#,
     r#"<path d="M11 1h2v4h-2zM11 19h2v4h-2zM1 11h4v2H1zM19 11h4v2h-4zM4.2 2.8l2.8 2.8-1.4 1.4-2.8-2.8zM17.6 16.2l2.8 2.8-1.4 1.4-2.8-2.8zM2.8 19.8l2.8-2.8 1.4 1.4-2.8 2.8zM16.2 6.4l2.8-2.8 1.4 1.4-2.8 2.8z"/></svg>"#,
     r#"<svg class="moon" viewBox="0 0 24 24" aria-hidden="true"><path d="M20 14.5A8.5 8.5 0 0 1 9.5 4a8.5 8.5 0 1 0 10.5 10.5z"/></svg>"#,

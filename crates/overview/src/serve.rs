@@ -25,7 +25,7 @@ pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src
 /// ([`dochub_http::page::SCRIPT_HASH`]); `connect-src 'self'` as on the docs pages, for
 /// audits that read `/robots.txt` from inside the page.
 pub const OWN_PAGES_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; \
-     script-src 'sha256-5tFPxHIk0xrFWtuPigVJFLSj8YD5sYu8ObCu94Ryfis='; connect-src 'self'; \
+     script-src 'sha256-30TygC+e3/mJYFulOxmvQwgJg2YPGIDnmYBGlRYKhIo='; connect-src 'self'; \
      img-src data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 fn html(status: u16, body: Vec<u8>) -> Response {

@@ -9,8 +9,10 @@
   try {
     stored = localStorage.getItem(key);
   } catch (e) {}
-  // Before the first paint, so a remembered choice never flashes the other mode.
+  // Before the first paint, so a remembered choice never flashes the other mode, and the
+  // switch takes its place in the header from the start (showing it later would shift it).
   if (stored === "light" || stored === "dark") root.dataset.theme = stored;
+  root.classList.add("scripted");
   const dark = () => (root.dataset.theme ? root.dataset.theme === "dark" : system.matches);
 
   addEventListener("DOMContentLoaded", () => {
@@ -18,7 +20,6 @@
     if (button) {
       const show = () => button.setAttribute("aria-pressed", String(dark()));
       show();
-      button.hidden = false;
       button.addEventListener("click", () => {
         const next = dark() ? "light" : "dark";
         root.dataset.theme = next;
