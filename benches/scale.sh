@@ -17,6 +17,8 @@
 # (default 4), SCALE_PORT (default 3918).
 # SCALE_WASM_DIR: take api.wasm, docs.wasm and overview.wasm from this folder (e.g. built from
 # an earlier commit, to measure "before") instead of this checkout's.
+# SCALE_DOCHUB_BIN: build each tree's index with this `dochub` (e.g. an earlier commit's, whose
+# components read only its own index format) instead of this checkout's.
 # SCALE_SPIN_BIN: serve each tree with `$SCALE_SPIN_BIN up` (a real Spin) instead of dochub-host;
 # same manifest and flags.
 set -eu
@@ -106,7 +108,7 @@ for shape in $shapes; do
     echo
     echo "== $pages pages ($p projects x $s subprojects x $k pages): $(du -sm "$tree/content" | cut -f1) MB on disk"
     t0=$(now_ns)
-    "$bin/dochub" build "$tree/content" "$tree/build" | sed 's/^/  build: /'
+    "${SCALE_DOCHUB_BIN:-$bin/dochub}" build "$tree/content" "$tree/build" | sed 's/^/  build: /'
     t1=$(now_ns)
     echo "  build time: $(( (t1 - t0) / 1000000 )) ms ($profile profile)"
     echo "  index on disk: $(du -sk "$tree/build/index" | cut -f1) KB; corpus: $(du -sk "$tree/content" | cut -f1) KB"

@@ -690,10 +690,11 @@ fn accept_markdown_answers_the_twin_and_every_page_names_it() {
 
 #[test]
 fn code_is_highlighted_from_the_build_and_plain_without_it() {
-    let dir = tree(&[(
-        "p/s/code.md",
-        "---\ntitle: Code\n---\n# Code\n\n```rust\nfn main() {}\n```\n\n```<script>\nx < y\n```\n\n```\nplain\n```\n",
-    )]);
+    let page = format!(
+        "---\ntitle: Code\n---\n# Code\n\n```rust\nfn main() {{}}\n```\n\n```<script>\nx < y\n```\n\n```\nplain\n```\n\n```{}\nlong name\n```\n",
+        "r".repeat(5000)
+    );
+    let dir = tree(&[("p/s/code.md", page.as_str())]);
     let build = tempfile::tempdir().expect("temp dir");
     let root = dochub_content::ContentRoot::open(dir.path()).expect("root");
     dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
@@ -716,6 +717,14 @@ fn code_is_highlighted_from_the_build_and_plain_without_it() {
         "{html}"
     );
     assert!(html.contains("<pre><code>plain\n</code></pre>"), "{html}");
+    let long = format!(
+        "<pre><code class=\"language-{}\">long name\n</code></pre>",
+        "r".repeat(5000)
+    );
+    assert!(
+        html.contains(&long),
+        "a 5,000-character language name is plain code"
+    );
 
     // The live tree highlights nothing: the same block, plain.
     let live = body(&get(dir.path(), "/p/s/code"));
