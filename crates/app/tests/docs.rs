@@ -726,6 +726,25 @@ fn code_is_highlighted_from_the_build_and_plain_without_it() {
         "a 5,000-character language name is plain code"
     );
 
+    // A damaged highlighting file costs the page its colours, not its answer.
+    let code_bin = build.path().join("index/code.bin");
+    let intact = std::fs::read(&code_bin).expect("code.bin");
+    let mut damaged = intact.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0x55;
+    std::fs::write(&code_bin, &damaged).expect("write");
+    let res = request(&prebuilt, "GET", "/p/s/code", None);
+    assert_eq!(res.status, 200);
+    assert!(
+        res.warning.as_deref().unwrap_or("").contains("code.bin"),
+        "{:?}",
+        res.warning
+    );
+    assert!(body(&res).contains("<pre><code class=\"language-rust\">fn main() {}\n</code></pre>"));
+    std::fs::remove_file(&code_bin).expect("remove");
+    assert_eq!(request(&prebuilt, "GET", "/p/s/code", None).status, 200);
+    std::fs::write(&code_bin, &intact).expect("restore");
+
     // The live tree highlights nothing: the same block, plain.
     let live = body(&get(dir.path(), "/p/s/code"));
     assert!(

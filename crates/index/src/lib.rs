@@ -832,7 +832,8 @@ impl Index {
     }
 
     /// Page `number`'s highlighted code blocks, by [`dochub_content::code_key`] (empty when
-    /// `dochub build` highlighted none).
+    /// `dochub build` highlighted none). A missing or damaged `code.bin` is
+    /// [`CatalogError::Stale`]: the page is answered from the live tree.
     pub fn highlighted(&self, number: u32) -> Result<HashMap<u64, String>, CatalogError> {
         let path = self.dir.join(CODE_FILE);
         let mut file = match code::CodeFile::open(&path) {
@@ -849,7 +850,12 @@ impl Index {
         if file.build_id() != self.nav.build_id {
             return Err(rebuilding());
         }
-        Ok(file.blocks(number)?)
+        // A damaged entry costs the page its highlighting, not its answer: the live tree
+        // answers instead (plain code), and the reason is logged.
+        file.blocks(number).map_err(|e| match e {
+            ContentError::IndexDamaged { .. } => CatalogError::Stale(e.to_string()),
+            e => e.into(),
+        })
     }
 
     /// Whether the folders `scope` depends on are as the build recorded them:
