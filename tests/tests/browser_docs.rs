@@ -280,6 +280,17 @@ async fn theme(browser: &Browser) -> Json {
         .expect("theme script")
 }
 
+/// Clicks the element `locator` finds.
+async fn click(client: &fantoccini::Client, locator: Locator<'_>) {
+    client
+        .find(locator)
+        .await
+        .unwrap_or_else(|e| panic!("{locator:?}: {e}"))
+        .click()
+        .await
+        .expect("click");
+}
+
 const LIGHT_BG: &str = "rgb(255, 255, 255)";
 const DARK_BG: &str = "rgb(13, 17, 23)";
 
@@ -331,13 +342,7 @@ async fn dark_mode_switch_highlighting_and_previous_next() {
     );
 
     // The switch overrides the system, and the choice survives a reload.
-    client
-        .find(Locator::Id("theme-switch"))
-        .await
-        .expect("switch")
-        .click()
-        .await
-        .expect("click");
+    click(client, Locator::Id("theme-switch")).await;
     let chosen = theme(&browser).await;
     assert_eq!(chosen["dataTheme"], "light", "{chosen}");
     assert_eq!(chosen["stored"], "light", "{chosen}");
@@ -351,13 +356,7 @@ async fn dark_mode_switch_highlighting_and_previous_next() {
     );
     assert_eq!(reloaded["keywordColor"], "rgb(207, 34, 46)", "{reloaded}");
     browser.set_dark(false).await.expect("light");
-    client
-        .find(Locator::Id("theme-switch"))
-        .await
-        .expect("switch")
-        .click()
-        .await
-        .expect("click");
+    click(client, Locator::Id("theme-switch")).await;
     client.goto(&app.url("/docs/p/guide/")).await.expect("goto");
     let other_page = theme(&browser).await;
     assert_eq!(
@@ -382,13 +381,7 @@ async fn dark_mode_switch_highlighting_and_previous_next() {
             "/docs/p/guide/mid"
         ]
     );
-    client
-        .find(Locator::Css("a.pager-previous"))
-        .await
-        .expect("previous")
-        .click()
-        .await
-        .expect("click previous");
+    click(client, Locator::Css("a.pager-previous")).await;
     assert_eq!(
         client.current_url().await.expect("url").path(),
         "/docs/p/guide/aa-deploy"

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use dochub_content::ContentError;
 use dochub_content::fsio::File;
 
-use crate::format::{damaged, open, read_at};
+use crate::format::{damaged, entry_table, open, read_at, u32_at, u64_at};
 
 const CODE_MAGIC: &[u8; 4] = b"DHC1";
 const CODE_HEADER: usize = 20;
@@ -54,17 +54,7 @@ impl CodeWriter {
     }
 
     pub(crate) fn finish(self, build_id: u64) -> Vec<u8> {
-        let count = self.starts.len();
-        let mut out = Vec::with_capacity(CODE_HEADER + (count + 1) * 8 + self.data.len());
-        out.extend_from_slice(CODE_MAGIC);
-        out.extend_from_slice(&build_id.to_le_bytes());
-        out.extend_from_slice(&(count as u32).to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        for start in self.starts.iter().chain([&(self.data.len() as u64)]) {
-            out.extend_from_slice(&start.to_le_bytes());
-        }
-        out.extend_from_slice(&self.data);
-        out
+        entry_table(CODE_MAGIC, build_id, &self.starts, &self.data)
     }
 }
 
@@ -84,8 +74,8 @@ impl CodeFile {
             return Err(damaged(path));
         }
         Ok(CodeFile {
-            build_id: u64::from_le_bytes(header[4..12].try_into().expect("8 bytes")),
-            count: u32::from_le_bytes(header[12..16].try_into().expect("4 bytes")),
+            build_id: u64_at(&header, 4),
+            count: u32_at(&header, 12),
             file,
             path: path.to_path_buf(),
         })
@@ -106,8 +96,7 @@ impl CodeFile {
             CODE_HEADER as u64 + u64::from(n) * 8,
             16,
         )?;
-        let start = u64::from_le_bytes(bounds[..8].try_into().expect("8 bytes"));
-        let end = u64::from_le_bytes(bounds[8..].try_into().expect("8 bytes"));
+        let (start, end) = (u64_at(&bounds, 0), u64_at(&bounds, 8));
         let len = end
             .checked_sub(start)
             .and_then(|len| usize::try_from(len).ok())
@@ -121,8 +110,8 @@ impl CodeFile {
         }
         let data_at = CODE_HEADER as u64 + (u64::from(self.count) + 1) * 8;
         let entry = read_at(&mut self.file, &self.path, data_at + start, len)?;
-        let unpacked_len = u32::from_le_bytes(entry[..4].try_into().expect("4 bytes")) as usize;
-        let hash = u64::from_le_bytes(entry[4..12].try_into().expect("8 bytes"));
+        let unpacked_len = u32_at(&entry, 0) as usize;
+        let hash = u64_at(&entry, 4);
         let packed = &entry[ENTRY_HEAD..];
         // LZ4 expands at most 255 times; a larger claim is damage, not an allocation to make.
         if crate::hash(packed) != hash || unpacked_len > packed.len().saturating_mul(255) + 16 {
@@ -135,8 +124,7 @@ impl CodeFile {
             let head = unpacked
                 .get(at..at + 12)
                 .ok_or_else(|| damaged(&self.path))?;
-            let key = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
-            let html_len = u32::from_le_bytes(head[8..].try_into().expect("4 bytes")) as usize;
+            let (key, html_len) = (u64_at(head, 0), u32_at(head, 8) as usize);
             let html = unpacked
                 .get(at + 12..at + 12 + html_len)
                 .and_then(|b| std::str::from_utf8(b).ok())

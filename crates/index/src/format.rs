@@ -109,13 +109,13 @@ pub(super) fn read_at(
     Ok(read_ranges(file, path, &[(offset, len)])?.remove(0))
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
+pub(super) fn u32_at(b: &[u8], at: usize) -> u32 {
     let mut x = [0; 4];
     x.copy_from_slice(&b[at..at + 4]);
     u32::from_le_bytes(x)
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
+pub(super) fn u64_at(b: &[u8], at: usize) -> u64 {
     let mut x = [0; 8];
     x.copy_from_slice(&b[at..at + 8]);
     u64::from_le_bytes(x)
@@ -315,18 +315,25 @@ impl PagesWriter {
     }
 
     pub(super) fn finish(self, build_id: u64) -> Vec<u8> {
-        let count = self.starts.len();
-        let mut out = Vec::with_capacity(PAGES_HEADER + (count + 1) * 8 + self.data.len());
-        out.extend_from_slice(PAGES_MAGIC);
-        out.extend_from_slice(&build_id.to_le_bytes());
-        out.extend_from_slice(&(count as u32).to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        for start in self.starts.iter().chain([&(self.data.len() as u64)]) {
-            out.extend_from_slice(&start.to_le_bytes());
-        }
-        out.extend_from_slice(&self.data);
-        out
+        entry_table(PAGES_MAGIC, build_id, &self.starts, &self.data)
     }
+}
+
+/// A file of one entry per page: `magic | build_id u64 | pages u32 | 0 u32 | starts
+/// (pages + 1) x u64 | data`, each start where that page's entry begins in `data` (the last is
+/// `data`'s length). `pages.bin` and `code.bin` are laid out so.
+pub(super) fn entry_table(magic: &[u8; 4], build_id: u64, starts: &[u64], data: &[u8]) -> Vec<u8> {
+    let count = starts.len();
+    let mut out = Vec::with_capacity(PAGES_HEADER + (count + 1) * 8 + data.len());
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&build_id.to_le_bytes());
+    out.extend_from_slice(&(count as u32).to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    for start in starts.iter().chain([&(data.len() as u64)]) {
+        out.extend_from_slice(&start.to_le_bytes());
+    }
+    out.extend_from_slice(data);
+    out
 }
 
 /// A packed part of a page entry: LZ4 bytes, the hash they were written with, and the size
