@@ -30,12 +30,15 @@ use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
 use spin_sdk::variables;
-use spin_sdk::wit::wasi::keyvalue::{atomics, store};
+#[cfg(not(feature = "edge"))]
+use spin_sdk::wit::wasi::keyvalue::atomics;
+use spin_sdk::wit::wasi::keyvalue::store;
 
 /// Key under which the app's first start (RFC 3339) is kept in the `default` store.
 const STARTED_KEY: &str = "dochub:api:started_at";
 
 /// Counter whose first increment elects the one request that records the first start.
+#[cfg(not(feature = "edge"))]
 const STARTED_ELECTION_KEY: &str = "dochub:api:started_at:ticket";
 
 #[http_component]
@@ -82,7 +85,7 @@ fn env(name: &str) -> Option<String> {
 ///
 /// Spin's stores offer no working compare-and-swap (an absent-key swap is an upsert on SQLite;
 /// every swap reports failure on Redis), but `increment` is atomic on both. So the first request
-/// to find no start time takes a ticket from [`STARTED_ELECTION_KEY`]; only ticket 1 writes the
+/// to find no start time takes a ticket from `STARTED_ELECTION_KEY`; only ticket 1 writes the
 /// time, and every other request re-reads until it appears, then agrees with it.
 ///
 /// Residual race, on purpose: when the writer stalls past the re-reads (~100 ms) or its
@@ -90,6 +93,11 @@ fn env(name: &str) -> Option<String> {
 /// its own clock and writes it only if the key is still absent; a concurrent writer can then
 /// overwrite it once. `uptime` may then differ by the length of that race, once, in the first
 /// seconds of the app's life. Any store error falls back to `now` (uptime 0), never an error.
+///
+/// The edge build (feature `edge`) has no atomics to elect with (Akamai Functions offers
+/// `wasi:keyvalue` store and batch only), so every request that finds no start time takes that
+/// last path: the first start is the time of the first request the store saw, give or take
+/// the requests that raced it in that first moment, each of which may overwrite it once.
 fn first_start(now: DateTime<Utc>) -> DateTime<Utc> {
     let Ok(bucket) = store::open("default") else {
         return now;
@@ -105,22 +113,38 @@ fn first_start(now: DateTime<Utc>) -> DateTime<Utc> {
         return started;
     }
     let value = now.to_rfc3339().into_bytes();
-    if matches!(atomics::increment(&bucket, STARTED_ELECTION_KEY, 1), Ok(1)) {
-        if bucket.set(STARTED_KEY, &value).is_ok() {
-            return now;
-        }
-    } else {
-        for attempt in 1..=5u64 {
-            std::thread::sleep(std::time::Duration::from_millis(7 * attempt));
-            if let Some(started) = read() {
-                return started;
+    match elected(&bucket) {
+        Some(true) if bucket.set(STARTED_KEY, &value).is_ok() => return now,
+        Some(true) => {}
+        Some(false) => {
+            for attempt in 1..=5u64 {
+                std::thread::sleep(std::time::Duration::from_millis(7 * attempt));
+                if let Some(started) = read() {
+                    return started;
+                }
             }
         }
+        None => {}
     }
     if read().is_none() {
         let _ = bucket.set(STARTED_KEY, &value);
     }
     read().unwrap_or(now)
+}
+
+/// Whether this request won the election to record the first start (a failed `increment`
+/// loses); `None` where there are no atomics to hold one.
+#[cfg(not(feature = "edge"))]
+fn elected(bucket: &store::Bucket) -> Option<bool> {
+    Some(matches!(
+        atomics::increment(bucket, STARTED_ELECTION_KEY, 1),
+        Ok(1)
+    ))
+}
+
+#[cfg(feature = "edge")]
+fn elected(_: &store::Bucket) -> Option<bool> {
+    None
 }
 
 /// The database URL: variable `database_url`, env `DATABASE_URL`, or `POSTGRES_*` parts.

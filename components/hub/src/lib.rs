@@ -13,6 +13,9 @@
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
 
+#[cfg(not(feature = "edge"))]
+mod sqlite;
+
 use std::time::Duration;
 
 use dochub_http::spin::{respond, send};
@@ -25,7 +28,7 @@ use futures::StreamExt;
 use http::StatusCode;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
-use spin_sdk::{pg3, sqlite3, variables};
+use spin_sdk::{pg3, variables};
 use wasi::clocks::monotonic_clock;
 
 #[http_component]
@@ -99,23 +102,24 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
     };
     let url = variable("hub_database_url").trim().to_owned();
     if url.is_empty() {
+        #[cfg(feature = "edge")]
+        return unavailable(
+            "the hub keeps its messages in PostgreSQL in the edge build, and no database is \
+             configured: set the variable `hub_database_url`",
+        );
         // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
         // than opening the database file at every look.
-        let conn = match open_sqlite() {
-            Ok(conn) => conn,
-            Err(e) => return unavailable(&e),
-        };
-        serve(move || Ok(conn.clone()), limits, auth, request)
+        #[cfg(not(feature = "edge"))]
+        {
+            let conn = match sqlite::open_sqlite() {
+                Ok(conn) => conn,
+                Err(e) => return unavailable(&e),
+            };
+            serve(move || Ok(conn.clone()), limits, auth, request)
+        }
     } else {
         serve(move || open_postgres(&url), limits, auth, request)
     }
-}
-
-/// Spin's SQLite database `default`.
-fn open_sqlite() -> Result<SpinSqlite, String> {
-    sqlite3::Connection::open_default()
-        .map(|conn| SpinSqlite(std::rc::Rc::new(conn)))
-        .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))
 }
 
 /// A connection from Spin's pool for the hub's PostgreSQL.
@@ -231,56 +235,6 @@ async fn read_body(req: IncomingRequest, head: &http::Request<()>) -> Result<Bod
         }
     }
     Ok(Body::Bytes(bytes))
-}
-
-/// [`Sql`] over Spin's `spin:sqlite` (one connection for the request; clones share it).
-#[derive(Clone)]
-struct SpinSqlite(std::rc::Rc<sqlite3::Connection>);
-
-fn sqlite_params(params: &[SqlValue]) -> Vec<sqlite3::Value> {
-    params
-        .iter()
-        .map(|p| match p {
-            SqlValue::Int(n) => sqlite3::Value::Integer(*n),
-            SqlValue::Text(s) => sqlite3::Value::Text(s.clone()),
-            SqlValue::Null => sqlite3::Value::Null,
-        })
-        .collect()
-}
-
-impl Sql for SpinSqlite {
-    fn dialect(&self) -> Dialect {
-        Dialect::Sqlite
-    }
-
-    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
-        let result = self
-            .0
-            .execute(sql, &sqlite_params(params))
-            .map_err(|e| SqlError(format!("{e:?}")))?;
-        result
-            .rows
-            .into_iter()
-            .map(|row| {
-                row.values
-                    .into_iter()
-                    .map(|v| match v {
-                        sqlite3::Value::Integer(n) => Ok(SqlValue::Int(n)),
-                        sqlite3::Value::Text(s) => Ok(SqlValue::Text(s)),
-                        sqlite3::Value::Null => Ok(SqlValue::Null),
-                        other => Err(SqlError(format!("unexpected SQLite value {other:?}"))),
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-
-    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
-        self.0
-            .execute(sql, &sqlite_params(params))
-            .map_err(|e| SqlError(format!("{e:?}")))?;
-        Ok(self.0.changes())
-    }
 }
 
 /// [`Sql`] over Spin's `spin:postgres` (one pooled connection for the request).

@@ -1,0 +1,62 @@
+//! The hub's store on Spin's SQLite database `default` (`spin:sqlite`): the default build's;
+//! the edge build leaves it out, so that its component does not import `spin:sqlite`.
+
+use dochub_hub::{Dialect, Sql, SqlError, SqlValue};
+use spin_sdk::sqlite3;
+
+/// Spin's SQLite database `default`.
+pub(crate) fn open_sqlite() -> Result<SpinSqlite, String> {
+    sqlite3::Connection::open_default()
+        .map(|conn| SpinSqlite(std::rc::Rc::new(conn)))
+        .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))
+}
+
+/// [`Sql`] over Spin's `spin:sqlite` (one connection for the request; clones share it).
+#[derive(Clone)]
+pub(crate) struct SpinSqlite(std::rc::Rc<sqlite3::Connection>);
+
+fn sqlite_params(params: &[SqlValue]) -> Vec<sqlite3::Value> {
+    params
+        .iter()
+        .map(|p| match p {
+            SqlValue::Int(n) => sqlite3::Value::Integer(*n),
+            SqlValue::Text(s) => sqlite3::Value::Text(s.clone()),
+            SqlValue::Null => sqlite3::Value::Null,
+        })
+        .collect()
+}
+
+impl Sql for SpinSqlite {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
+        let result = self
+            .0
+            .execute(sql, &sqlite_params(params))
+            .map_err(|e| SqlError(format!("{e:?}")))?;
+        result
+            .rows
+            .into_iter()
+            .map(|row| {
+                row.values
+                    .into_iter()
+                    .map(|v| match v {
+                        sqlite3::Value::Integer(n) => Ok(SqlValue::Int(n)),
+                        sqlite3::Value::Text(s) => Ok(SqlValue::Text(s)),
+                        sqlite3::Value::Null => Ok(SqlValue::Null),
+                        other => Err(SqlError(format!("unexpected SQLite value {other:?}"))),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        self.0
+            .execute(sql, &sqlite_params(params))
+            .map_err(|e| SqlError(format!("{e:?}")))?;
+        Ok(self.0.changes())
+    }
+}
