@@ -11,6 +11,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::bindings::SpinImports;
+use crate::emulate::{KvMeter, Platform};
 use crate::kv::{KvStores, StoreConfig};
 use crate::limits::Limits;
 use crate::manifest::{AppManifest, FileMount};
@@ -63,6 +64,9 @@ pub struct LoadOptions {
     /// --direct-mounts`: only directories, a relative source resolved against the working
     /// directory); by default every mounted file is copied at start, as `spin up` does.
     pub direct_mounts: bool,
+    /// A Spin edge host whose published limits apply ([`crate::emulate`]); `limits` should
+    /// already be its ([`Platform::limits`]).
+    pub emulate: Option<Platform>,
 }
 
 /// How often the engine's epoch advances: the granularity of the request deadline (Spin's
@@ -146,8 +150,10 @@ impl App {
             .tempdir()
             .context("cannot create a folder for the mounted files' copies")?;
         let mut components = HashMap::new();
+        // Under --emulate, every component's refusal is reported at once.
+        let mut refusals = Vec::new();
         for id in manifest.components.keys() {
-            let loaded = LoadedComponent::load(
+            match LoadedComponent::load(
                 &engine,
                 &linker,
                 manifest,
@@ -155,8 +161,33 @@ impl App {
                 options,
                 &app_variables,
                 copies.path(),
-            )?;
-            components.insert(id.clone(), loaded);
+            ) {
+                Ok(loaded) => {
+                    components.insert(id.clone(), loaded);
+                }
+                Err(e) if options.emulate.is_some() => refusals.push(format!("{e:#}")),
+                Err(e) => return Err(e),
+            }
+        }
+        if !refusals.is_empty() {
+            bail!("{}", refusals.join("\n"));
+        }
+        if let Some(platform) = options.emulate {
+            let sources: Vec<PathBuf> = manifest
+                .components
+                .values()
+                .map(|c| manifest.resolve(&c.source))
+                .collect();
+            let mounts: Vec<(PathBuf, String)> = components
+                .values()
+                .flat_map(|c| c.config.mounts.iter().cloned())
+                .collect();
+            let size = platform.check_app_size(&crate::emulate::app_files(&sources, &mounts))?;
+            tracing::info!(
+                "emulating {}: the app is {size} bytes of at most {}",
+                platform.title(),
+                platform.max_app_bytes()
+            );
         }
         Ok(App {
             engine,
@@ -189,7 +220,10 @@ async fn services(manifest: &AppManifest, options: &LoadOptions) -> anyhow::Resu
         .collect();
     labels.sort();
     labels.dedup();
-    let kv = KvStores::open(&labels, &options.stores, &options.state_dir).await?;
+    let mut kv = KvStores::open(&labels, &options.stores, &options.state_dir).await?;
+    if let Some(platform) = options.emulate {
+        kv = kv.metered(KvMeter::new(platform));
+    }
     let sqlite_used = manifest
         .components
         .iter()
@@ -225,6 +259,23 @@ impl LoadedComponent {
                     source.display()
                 )
             })?;
+        if let Some(platform) = options.emulate {
+            platform.check_component(
+                id,
+                &component.sqlite_databases,
+                &component.key_value_stores,
+            )?;
+            let imports = crate::emulate::import_names(engine, &wasm);
+            let refused = platform.refused_imports(imports.iter().map(String::as_str));
+            if !refused.is_empty() {
+                bail!(
+                    "component `{id}` imports what {} does not offer (--emulate {}): {}",
+                    platform.title(),
+                    platform.name(),
+                    refused.join(", ")
+                );
+            }
+        }
         let instance_pre = linker
             .instantiate_pre(&wasm)
             .map_err(anyhow::Error::from)

@@ -37,6 +37,7 @@ mod app;
 mod bindings;
 mod build;
 mod deadline;
+pub mod emulate;
 pub mod kv;
 pub mod limits;
 pub mod manifest;
@@ -80,6 +81,9 @@ pub struct HostOptions {
     /// source is resolved against the working directory, not the app folder) instead of copying
     /// every mounted file at start as `spin up` does.
     pub direct_mounts: bool,
+    /// Apply a Spin edge host's published limits ([`emulate`]): imports, app size, memory,
+    /// request duration, body sizes, key-value quotas.
+    pub emulate: Option<emulate::Platform>,
 }
 
 impl Default for HostOptions {
@@ -93,6 +97,7 @@ impl Default for HostOptions {
             env: Vec::new(),
             limits: Limits::default(),
             direct_mounts: false,
+            emulate: None,
         }
     }
 }
@@ -104,6 +109,13 @@ pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
         .state_dir
         .clone()
         .unwrap_or_else(|| manifest.base_dir.join(".spin"));
+    if let (Some(platform), Some(_)) = (options.emulate, &options.runtime_config) {
+        anyhow::bail!(
+            "{} takes no runtime configuration (--emulate {}): drop --runtime-config-file",
+            platform.title(),
+            platform.name()
+        );
+    }
     let runtime_config = match &options.runtime_config {
         Some(path) => runtime_config::load(path)?,
         None => runtime_config::RuntimeConfig::default(),
@@ -116,8 +128,12 @@ pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
             sqlite_databases: runtime_config.sqlite,
             variables: options.variables.clone(),
             env: options.env.clone(),
-            limits: options.limits.clone(),
+            limits: match options.emulate {
+                Some(platform) => platform.limits(&options.limits),
+                None => options.limits.clone(),
+            },
             direct_mounts: options.direct_mounts,
+            emulate: options.emulate,
         },
     )
     .await?;

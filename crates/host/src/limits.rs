@@ -67,6 +67,9 @@ pub struct Limits {
     pub max_instance_memory: usize,
     /// How long taking a PostgreSQL connection may take.
     pub pg_connect_timeout: Duration,
+    /// The largest request or response body, in bytes; `None`: no limit, as in Spin. Set by
+    /// `--emulate` ([`crate::emulate`]).
+    pub max_body_bytes: Option<u64>,
 }
 
 impl Default for Limits {
@@ -77,6 +80,7 @@ impl Default for Limits {
             request_timeout: Some(Duration::from_secs(30)),
             max_instance_memory: 64 << 20,
             pg_connect_timeout: Duration::from_secs(1),
+            max_body_bytes: None,
         }
     }
 }

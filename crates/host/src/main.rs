@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use dochub_host::emulate::Platform;
 use dochub_host::limits::{Limits, parse_duration};
 
 /// Runs the HTTP components of a Spin app under wasmtime.
@@ -53,6 +54,10 @@ struct Args {
     /// Time taking a PostgreSQL connection may take.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pg_connect_timeout: Duration,
+    /// Apply a Spin edge host's published limits (imports, app size, memory, duration, body
+    /// sizes, key-value quotas) over the flags above: `akamai-functions`.
+    #[arg(long, value_name = "PLATFORM", value_parser = Platform::from_name)]
+    emulate: Option<Platform>,
 }
 
 impl Args {
@@ -64,6 +69,7 @@ impl Args {
             request_timeout: nonzero(self.request_timeout),
             max_instance_memory: self.max_instance_memory,
             pg_connect_timeout: self.pg_connect_timeout,
+            max_body_bytes: None,
         }
     }
 }
@@ -110,8 +116,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         env: args.env,
         limits,
         direct_mounts: args.direct_mounts,
+        emulate: args.emulate,
     })
     .await?;
+    if let Some(platform) = args.emulate {
+        println!("Emulating {}: its published limits apply", platform.title());
+    }
     println!("Serving http://{}", host.addr());
     println!("Available Routes:");
     for trigger in &manifest.http_triggers {

@@ -242,11 +242,11 @@ impl From<wasmtime::Error> for HandleError {
 /// The request as the guest sees it under Spin: an absolute URI whose authority comes from the
 /// request target or the `Host` header (which must agree when both are given; without one Spin
 /// answers nothing), the hop-by-hop headers removed, and Spin's `spin-*` headers added.
-fn guest_request(
-    req: Request<Incoming>,
+fn guest_request<B>(
+    req: Request<B>,
     route: &RouteMatch,
     client: SocketAddr,
-) -> Result<Request<Incoming>, HandleError> {
+) -> Result<Request<B>, HandleError> {
     let (mut parts, body) = req.into_parts();
     let from_header = match parts.headers.get(http::header::HOST) {
         None => None,
@@ -339,7 +339,7 @@ async fn run(
         .get(&route.component)
         .context("routed to a component that was not loaded")?;
 
-    let req = guest_request(req, &route, client)?;
+    let req = guest_request(capped_request(&app, req).await?, &route, client)?;
     let state = State::new(
         component.config.clone(),
         &app.services,
@@ -389,6 +389,7 @@ async fn run(
         None => Some(receiver.await),
     };
     let response = settle(&app, &route.component, &path, answered, task).await?;
+    let response = capped_response(&app, response, &route.component, &path)?;
     Ok(match deadline {
         Some(deadline) => {
             deadline.answered();
@@ -396,6 +397,80 @@ async fn run(
         }
         None => response,
     })
+}
+
+/// A request body as the guest reads it: as it arrives, or, under a body limit
+/// ([`Limits::max_body_bytes`], set by `--emulate`), whole and no larger than the limit (else
+/// `413` before any component runs).
+///
+/// [`Limits::max_body_bytes`]: crate::limits::Limits::max_body_bytes
+async fn capped_request(
+    app: &App,
+    req: Request<Incoming>,
+) -> Result<Request<GuestBody>, HandleError> {
+    let Some(max) = app.limits.max_body_bytes else {
+        return Ok(req.map(|body| body.boxed_unsync()));
+    };
+    let too_large = || {
+        HandleError::Client(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is larger than {max} bytes, the emulated platform's limit\n"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max) {
+        return Err(too_large());
+    }
+    let (parts, body) = req.into_parts();
+    let limit = usize::try_from(max).unwrap_or(usize::MAX);
+    let bytes = match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large()),
+        Err(e) => {
+            return Err(HandleError::Client(
+                StatusCode::BAD_REQUEST,
+                format!("cannot read the request body: {e}\n"),
+            ));
+        }
+    };
+    let body = Full::new(bytes)
+        .map_err(|never| -> hyper::Error { match never {} })
+        .boxed_unsync();
+    Ok(Request::from_parts(parts, body))
+}
+
+/// What the guest reads its request body from.
+type GuestBody = http_body_util::combinators::UnsyncBoxBody<Bytes, hyper::Error>;
+
+/// The response as sent under a body limit: one whose declared length passes it is replaced by
+/// a `500`, and any other is cut off at the limit and at the request's wall-clock end.
+fn capped_response(
+    app: &App,
+    response: Response<HyperOutgoingBody>,
+    component: &str,
+    path: &str,
+) -> Result<Response<HyperOutgoingBody>, HandleError> {
+    let (Some(max), Some(timeout)) = (app.limits.max_body_bytes, app.limits.request_timeout) else {
+        return Ok(response);
+    };
+    let declared = response
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(length) = declared.filter(|n| *n > max) {
+        return Err(HandleError::Guest(anyhow::anyhow!(
+            "component `{component}` on {path} answered {length} bytes, over the emulated \
+             platform's limit of {max}"
+        )));
+    }
+    let what = format!("component `{component}` on {path}");
+    let until = tokio::time::Instant::now() + timeout;
+    Ok(response.map(|body| crate::emulate::cap_response(body, max, until, what)))
 }
 
 /// The response, or why there is none: the guest answered with an error, ran out of time, or

@@ -69,6 +69,9 @@ impl spin::HostStore for SpinCtx {
         key: String,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, spin::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self.kv.admit_read([key.as_str()]) {
+            return Ok(Err(spin_error(e)));
+        }
         Ok(store.get(&key).await.map_err(spin_error))
     }
 
@@ -79,6 +82,12 @@ impl spin::HostStore for SpinCtx {
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), spin::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self
+            .kv
+            .admit_write([(key.as_str(), Some(value.as_slice()))])
+        {
+            return Ok(Err(spin_error(e)));
+        }
         Ok(store.set(&key, &value).await.map_err(spin_error))
     }
 
@@ -88,6 +97,9 @@ impl spin::HostStore for SpinCtx {
         key: String,
     ) -> wasmtime::Result<Result<(), spin::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self.kv.admit_write([(key.as_str(), None)]) {
+            return Ok(Err(spin_error(e)));
+        }
         Ok(store.delete(&key).await.map_err(spin_error))
     }
 
@@ -97,6 +109,9 @@ impl spin::HostStore for SpinCtx {
         key: String,
     ) -> wasmtime::Result<Result<bool, spin::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self.kv.admit_read([key.as_str()]) {
+            return Ok(Err(spin_error(e)));
+        }
         Ok(store.exists(&key).await.map_err(spin_error))
     }
 
@@ -105,6 +120,9 @@ impl spin::HostStore for SpinCtx {
         this: Resource<SpinStore>,
     ) -> wasmtime::Result<Result<Vec<String>, spin::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self.kv.admit_read([""]) {
+            return Ok(Err(spin_error(e)));
+        }
         Ok(store.keys().await.map_err(spin_error))
     }
 
@@ -135,6 +153,9 @@ impl wasi_store::HostBucket for SpinCtx {
         key: String,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, wasi_store::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self.kv.admit_read([key.as_str()]) {
+            return Ok(Err(wasi_error(e)));
+        }
         Ok(store.get(&key).await.map_err(wasi_error))
     }
 
@@ -145,6 +166,12 @@ impl wasi_store::HostBucket for SpinCtx {
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), wasi_store::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self
+            .kv
+            .admit_write([(key.as_str(), Some(value.as_slice()))])
+        {
+            return Ok(Err(wasi_error(e)));
+        }
         Ok(store.set(&key, &value).await.map_err(wasi_error))
     }
 
@@ -154,6 +181,9 @@ impl wasi_store::HostBucket for SpinCtx {
         key: String,
     ) -> wasmtime::Result<Result<(), wasi_store::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self.kv.admit_write([(key.as_str(), None)]) {
+            return Ok(Err(wasi_error(e)));
+        }
         Ok(store.delete(&key).await.map_err(wasi_error))
     }
 
@@ -163,6 +193,9 @@ impl wasi_store::HostBucket for SpinCtx {
         key: String,
     ) -> wasmtime::Result<Result<bool, wasi_store::Error>> {
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self.kv.admit_read([key.as_str()]) {
+            return Ok(Err(wasi_error(e)));
+        }
         Ok(store.exists(&key).await.map_err(wasi_error))
     }
 
@@ -178,6 +211,9 @@ impl wasi_store::HostBucket for SpinCtx {
             )));
         }
         let store = self.table.get(&this)?.0.clone();
+        if let Err(e) = self.kv.admit_read([""]) {
+            return Ok(Err(wasi_error(e)));
+        }
         Ok(store
             .keys()
             .await
@@ -199,6 +235,9 @@ impl wasi_atomics::Host for SpinCtx {
         delta: i64,
     ) -> wasmtime::Result<Result<i64, wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
+        if let Err(e) = self.kv.admit_write([(key.as_str(), None)]) {
+            return Ok(Err(wasi_error(e)));
+        }
         Ok(store.increment(&key, delta).await.map_err(wasi_error))
     }
 
@@ -272,6 +311,9 @@ impl wasi_batch::Host for SpinCtx {
         keys: Vec<String>,
     ) -> wasmtime::Result<Result<Vec<(String, Option<Vec<u8>>)>, wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
+        if let Err(e) = self.kv.admit_read(keys.iter().map(String::as_str)) {
+            return Ok(Err(wasi_error(e)));
+        }
         if keys.is_empty() {
             return Ok(Ok(Vec::new()));
         }
@@ -284,6 +326,13 @@ impl wasi_batch::Host for SpinCtx {
         key_values: Vec<(String, Vec<u8>)>,
     ) -> wasmtime::Result<Result<(), wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
+        if let Err(e) = self.kv.admit_write(
+            key_values
+                .iter()
+                .map(|(k, v)| (k.as_str(), Some(v.as_slice()))),
+        ) {
+            return Ok(Err(wasi_error(e)));
+        }
         if key_values.is_empty() {
             return Ok(Ok(()));
         }
@@ -296,6 +345,9 @@ impl wasi_batch::Host for SpinCtx {
         keys: Vec<String>,
     ) -> wasmtime::Result<Result<(), wasi_store::Error>> {
         let store = self.table.get(&bucket)?.0.clone();
+        if let Err(e) = self.kv.admit_write(keys.iter().map(|k| (k.as_str(), None))) {
+            return Ok(Err(wasi_error(e)));
+        }
         if keys.is_empty() {
             return Ok(Ok(()));
         }

@@ -226,6 +226,8 @@ impl KvStore {
 #[derive(Clone, Default)]
 pub struct KvStores {
     stores: Arc<HashMap<String, KvStore>>,
+    /// An edge host's quotas, under `--emulate`.
+    meter: Option<Arc<crate::emulate::KvMeter>>,
 }
 
 /// How one label is backed, as read from a runtime-config file.
@@ -294,11 +296,39 @@ impl KvStores {
         }
         Ok(KvStores {
             stores: Arc::new(stores),
+            meter: None,
         })
+    }
+
+    /// The same stores, every operation first admitted by `meter`.
+    pub fn metered(self, meter: crate::emulate::KvMeter) -> KvStores {
+        KvStores {
+            meter: Some(Arc::new(meter)),
+            ..self
+        }
     }
 
     /// The store with this label, if the app has one.
     pub fn get(&self, label: &str) -> Option<&KvStore> {
         self.stores.get(label)
+    }
+
+    /// Admits reads of `keys` under the emulated quota, if any.
+    pub fn admit_read<'a>(&self, keys: impl IntoIterator<Item = &'a str>) -> Result<(), KvError> {
+        match &self.meter {
+            Some(meter) => meter.read(keys).map_err(KvError::Backend),
+            None => Ok(()),
+        }
+    }
+
+    /// Admits writes of `pairs` (`None`: a delete) under the emulated quota, if any.
+    pub fn admit_write<'a>(
+        &self,
+        pairs: impl IntoIterator<Item = (&'a str, Option<&'a [u8]>)>,
+    ) -> Result<(), KvError> {
+        match &self.meter {
+            Some(meter) => meter.write(pairs).map_err(KvError::Backend),
+            None => Ok(()),
+        }
     }
 }
