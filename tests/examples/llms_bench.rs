@@ -69,7 +69,7 @@ async fn main() -> anyhow::Result<()> {
         median(times).as_secs_f64()
     );
     let start = Instant::now();
-    let index = llms_txt(&root.site_intro()?, &Catalog::llms_outline(&root)?);
+    let index = llms_txt(&root.site_intro()?, &Catalog::llms_outline(&root)?, 1);
     println!(
         "llms.txt natively from the tree: {} bytes, {:.3} s",
         index.len(),

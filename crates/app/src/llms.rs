@@ -1,5 +1,6 @@
 //! Docs for agents, as the docs component serves them: `/llms.txt`, `/llms-full.txt`
-//! (`?project=<id>` for one project), and the choice between a page's HTML and its markdown
+//! (`?project=<id>` for one project; `?part=<n>` for one part of a text over
+//! [`PART_BYTES`], which `/llms.txt` then links part by part), and the choice between a page's HTML and its markdown
 //! twin by the `Accept` header ([`crate::negotiate::prefers_markdown`]; the twin itself is `/docs/.../<page>.md`,
 //! see [`crate::docs`]).
 //!
@@ -32,7 +33,7 @@
 //! ```
 
 use dochub_content::CatalogError;
-use dochub_content::llms::{FullText, llms_txt};
+use dochub_content::llms::{FullText, PART_BYTES, llms_txt, part_note, split_parts};
 
 use dochub_http::query_param;
 
@@ -110,30 +111,81 @@ pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &Request<'_>) -> Answe
 
 fn index(config: &SiteConfig) -> Result<Response, CatalogError> {
     let (text, warning) = config.source.read(|catalog| {
-        Ok::<_, CatalogError>(llms_txt(&catalog.site_intro()?, &catalog.llms_outline()?))
+        let parts = split_parts(&catalog.llms_entry_sizes(None)?, PART_BYTES).len();
+        Ok::<_, CatalogError>(llms_txt(
+            &catalog.site_intro()?,
+            &catalog.llms_outline()?,
+            parts,
+        ))
     })?;
     Ok(Response::new(200, LLMS_CONTENT_TYPE, text.into_bytes()).with_warning(warning))
 }
 
 fn full(config: &SiteConfig, req: &Request<'_>) -> Result<Answer, CatalogError> {
     let project = query_param(req.query, "project");
-    let (text, warning) = config.source.read(|catalog| {
+    let part = match query_param(req.query, "part") {
+        None => None,
+        Some(n) => match n.parse::<usize>() {
+            Ok(n) if n >= 1 => Some(n),
+            _ => {
+                return Ok(Answer::Whole(text_response(
+                    400,
+                    &format!("`part` is a number from 1, not “{n}”; /llms.txt lists the parts."),
+                )));
+            }
+        },
+    };
+    let (found, warning) = config.source.read(|catalog| {
         if let Some(id) = &project
             && catalog.project(id)?.is_none()
         {
-            return Ok(None);
+            return Ok(Found::NoProject);
         }
-        catalog.llms_full(project.as_deref()).map(Some)
+        let parts = split_parts(&catalog.llms_entry_sizes(project.as_deref())?, PART_BYTES);
+        let count = parts.len();
+        // One part: the whole text, as always. More: the one asked for (the first by default),
+        // saying which it is; a whole text over the limit is never sent.
+        let chosen = match part {
+            None if count == 1 => None,
+            Some(1) if count == 1 => None,
+            n => {
+                let n = n.unwrap_or(1);
+                let Some(pages) = parts.get(n - 1) else {
+                    return Ok(Found::NoPart(count));
+                };
+                Some((pages.clone(), part_note(n, count, project.as_deref())))
+            }
+        };
+        catalog
+            .llms_full(project.as_deref(), chosen)
+            .map(Found::Text)
     })?;
-    let Some(text) = text else {
-        return Ok(Answer::Whole(text_response(
-            404,
-            &format!(
-                "There is no project “{}”; /llms.txt lists them.",
-                project.unwrap_or_default()
-            ),
-        )));
+    let text = match found {
+        Found::Text(text) => text,
+        Found::NoProject => {
+            return Ok(Answer::Whole(text_response(
+                404,
+                &format!(
+                    "There is no project “{}”; /llms.txt lists them.",
+                    project.unwrap_or_default()
+                ),
+            )));
+        }
+        Found::NoPart(count) => {
+            return Ok(Answer::Whole(text_response(
+                404,
+                &format!("The full text has {count} parts; /llms.txt lists them."),
+            )));
+        }
     };
     let head = Response::new(200, LLMS_CONTENT_TYPE, Vec::new()).with_warning(warning);
     Ok(Answer::Stream(head, text))
+}
+
+/// What `/llms-full.txt` found to answer.
+enum Found {
+    Text(FullText),
+    NoProject,
+    /// The part asked for is past the last of this many.
+    NoPart(usize),
 }

@@ -125,8 +125,17 @@ pub trait Catalog {
     /// Every project, subproject and page, as `/llms.txt` lists them.
     fn llms_outline(&self) -> Result<Outline, CatalogError>;
 
-    /// The body of `/llms-full.txt`, for every project or one that exists.
-    fn llms_full(&self, project: Option<&str>) -> Result<FullText, CatalogError>;
+    /// The length of each page's entry in `/llms-full.txt` (every project, or one that
+    /// exists), in order: what the text is cut into parts by ([`crate::llms::split_parts`]).
+    fn llms_entry_sizes(&self, project: Option<&str>) -> Result<Vec<u64>, CatalogError>;
+
+    /// The body of `/llms-full.txt`, for every project or one that exists; with `part`, only
+    /// the pages at those positions, after the note.
+    fn llms_full(
+        &self,
+        project: Option<&str>,
+        part: Option<(std::ops::Range<usize>, String)>,
+    ) -> Result<FullText, CatalogError>;
 
     /// A page's file as it is on disk, or `None`.
     fn raw(
@@ -263,11 +272,26 @@ impl Catalog for ContentRoot {
         Ok(Outline { projects })
     }
 
-    fn llms_full(&self, project: Option<&str>) -> Result<FullText, CatalogError> {
+    fn llms_entry_sizes(&self, project: Option<&str>) -> Result<Vec<u64>, CatalogError> {
+        crate::llms::entry_sizes(self, project).map_err(|e| match e {
+            crate::llms::LlmsError::Content(e) => CatalogError::Content(e),
+            // Sizes are counted into a sink, which cannot fail.
+            crate::llms::LlmsError::Write(e) => {
+                CatalogError::Content(ContentError::io(self.path(), e))
+            }
+        })
+    }
+
+    fn llms_full(
+        &self,
+        project: Option<&str>,
+        part: Option<(std::ops::Range<usize>, String)>,
+    ) -> Result<FullText, CatalogError> {
         Ok(FullText::Tree {
             root: self.clone(),
             intro: self.site_intro()?,
             project: project.map(str::to_owned),
+            part,
         })
     }
 }

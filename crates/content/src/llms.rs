@@ -31,12 +31,13 @@
 //! streams it into the response body. `dochub build` writes it into the build directory too
 //! (`dochub_index::write_prebuilt_full`, with each project's byte range and the index's build
 //! id), and the index's catalog copies it out while it belongs to the current index
-//! ([`FullText::Prebuilt`]).
+//! ([`FullText::Prebuilt`]). A text over [`PART_BYTES`] is answered in parts of whole pages
+//! ([`split_parts`]), each saying which it is and where the next is ([`part_note`]).
 //!
 //! ```
 //! use dochub_content::llms::{Outline, SiteIntro, llms_txt};
 //! let intro = SiteIntro { name: "Docs".into(), summary: "Everything.".into() };
-//! let text = llms_txt(&intro, &Outline::default());
+//! let text = llms_txt(&intro, &Outline::default(), 1);
 //! assert!(text.starts_with("# Docs\n\n> Everything.\n"));
 //! ```
 
@@ -150,14 +151,27 @@ impl ContentRoot {
     }
 }
 
-/// The text of `/llms.txt`.
-pub fn llms_txt(intro: &SiteIntro, outline: &Outline) -> String {
+/// The text of `/llms.txt`; `parts` is how many answers `/llms-full.txt` takes ([`split_parts`]).
+pub fn llms_txt(intro: &SiteIntro, outline: &Outline, parts: usize) -> String {
     let mut out = header(intro);
-    out.push_str(&format!(
-        "Each link below is a page's markdown. Every page in one file: [llms-full.txt](/llms-full.txt) \
-         ({}); one project's pages: `/llms-full.txt?project=<id>`.\n",
-        plural(outline.page_count(), "page", "pages")
-    ));
+    let pages = plural(outline.page_count(), "page", "pages");
+    if parts <= 1 {
+        out.push_str(&format!(
+            "Each link below is a page's markdown. Every page in one file: [llms-full.txt](/llms-full.txt) \
+             ({pages}); one project's pages: `/llms-full.txt?project=<id>`.\n"
+        ));
+    } else {
+        let links = (1..=parts)
+            .map(|n| format!("[part {n}](/llms-full.txt?part={n})"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push_str(&format!(
+            "Each link below is a page's markdown. Every page ({pages}) in {parts} files of at most \
+             {} MiB each: {links}; one project's pages: `/llms-full.txt?project=<id>` (in parts \
+             too when it is that large: `&part=<n>`).\n",
+            PART_BYTES >> 20
+        ));
+    }
     let mut optional = Vec::new();
     for p in &outline.projects {
         out.push_str(&format!("\n## {}\n\n", one_line(&p.name)));
@@ -217,59 +231,182 @@ pub fn header(intro: &SiteIntro) -> String {
 }
 
 /// Writes `/llms-full.txt` (all projects, or only `project`) into `out`, reading one page
-/// at a time; returns the number of pages written. A project that does not exist writes
-/// the header alone (the caller answers 404 before that).
+/// at a time; returns the number of pages written. With `pages`, only the pages at those
+/// positions (in the order of the whole text, counted from 0) are written, after `note`. A
+/// project that does not exist writes the header alone (the caller answers 404 before that).
 pub fn write_full(
     root: &ContentRoot,
     intro: &SiteIntro,
     project: Option<&str>,
     out: &mut dyn Write,
 ) -> Result<usize, LlmsError> {
+    write_part(root, intro, project, None, "", out)
+}
+
+/// [`write_full`] for the pages at positions `pages` only, with `note` after the header.
+pub fn write_part(
+    root: &ContentRoot,
+    intro: &SiteIntro,
+    project: Option<&str>,
+    pages: Option<std::ops::Range<usize>>,
+    note: &str,
+    out: &mut dyn Write,
+) -> Result<usize, LlmsError> {
     out.write_all(header(intro).as_bytes())?;
-    let projects = match project {
-        Some(id) => root.project(id)?.into_iter().map(|p| p.id).collect(),
-        None => root
-            .projects()?
-            .into_iter()
-            .map(|p| p.id)
-            .collect::<Vec<_>>(),
-    };
+    out.write_all(note.as_bytes())?;
+    let mut position = 0;
     let mut written = 0;
-    for p in projects {
-        written += write_project(root, &p, &mut *out)?;
+    for p in scope(root, project)? {
+        for_each_page(root, &p, |page, twin| {
+            let wanted = pages.as_ref().is_none_or(|r| r.contains(&position));
+            position += 1;
+            if wanted {
+                write_entry(page, twin, &mut *out)?;
+                written += 1;
+            }
+            Ok(())
+        })?;
     }
     out.flush()?;
     Ok(written)
 }
 
-/// Writes one project's pages (the part of `/llms-full.txt` after the header).
-pub fn write_project(
+/// The projects of the whole text, or `project` alone.
+fn scope(root: &ContentRoot, project: Option<&str>) -> Result<Vec<String>, ContentError> {
+    Ok(match project {
+        Some(id) => root.project(id)?.into_iter().map(|p| p.id).collect(),
+        None => root.projects()?.into_iter().map(|p| p.id).collect(),
+    })
+}
+
+/// Calls `f` with each page of `project` in reading order and its markdown twin's URL.
+fn for_each_page(
     root: &ContentRoot,
     project: &str,
-    out: &mut dyn Write,
-) -> Result<usize, LlmsError> {
-    let mut written = 0;
+    mut f: impl FnMut(&crate::model::Page, &str) -> Result<(), LlmsError>,
+) -> Result<(), LlmsError> {
     for s in root.subprojects(project)?.unwrap_or_default() {
         for id in root.page_ids_in_order(project, &s.id)? {
             // A page removed between listing and reading is left out, as in the manifests.
             let Some(page) = root.page(project, &s.id, &id)? else {
                 continue;
             };
-            write!(
-                out,
-                "\n{}\n\nURL: {}\n\n",
-                full_heading(&page.path(), page.title()),
-                twin_url(project, &s.id, &id)
-            )?;
-            let body = page.body();
-            out.write_all(body.as_bytes())?;
-            if !body.ends_with('\n') {
-                out.write_all(b"\n")?;
-            }
-            written += 1;
+            f(&page, &twin_url(project, &s.id, &id))?;
         }
     }
+    Ok(())
+}
+
+/// One page's entry: its heading, its twin's URL, its markdown.
+fn write_entry(
+    page: &crate::model::Page,
+    twin: &str,
+    out: &mut dyn Write,
+) -> Result<(), LlmsError> {
+    write!(
+        out,
+        "\n{}\n\nURL: {twin}\n\n",
+        full_heading(&page.path(), page.title())
+    )?;
+    let body = page.body();
+    out.write_all(body.as_bytes())?;
+    if !body.ends_with('\n') {
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// Writes one project's pages (the part of `/llms-full.txt` after the header), each entry's
+/// length after it into `ends` as the offset where it ends, counted from `start`.
+pub fn write_project(
+    root: &ContentRoot,
+    project: &str,
+    out: &mut dyn Write,
+    ends: &mut Vec<u64>,
+    start: u64,
+) -> Result<usize, LlmsError> {
+    let mut written = 0;
+    let mut offset = start;
+    for_each_page(root, project, |page, twin| {
+        let mut counter = Counter(&mut *out, 0);
+        write_entry(page, twin, &mut counter)?;
+        offset += counter.1;
+        ends.push(offset);
+        written += 1;
+        Ok(())
+    })?;
     Ok(written)
+}
+
+/// The length of each page's entry in `/llms-full.txt` (all projects, or only `project`), in
+/// order: what the text is cut into parts by ([`split_parts`]). Reads every page.
+pub fn entry_sizes(root: &ContentRoot, project: Option<&str>) -> Result<Vec<u64>, LlmsError> {
+    let mut sizes = Vec::new();
+    for p in scope(root, project)? {
+        for_each_page(root, &p, |page, twin| {
+            let mut counter = Counter(std::io::sink(), 0);
+            write_entry(page, twin, &mut counter)?;
+            sizes.push(counter.1);
+            Ok(())
+        })?;
+    }
+    Ok(sizes)
+}
+
+/// Counts the bytes written through it.
+struct Counter<W: Write>(W, u64);
+
+impl<W: Write> Write for Counter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        self.1 += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// The most page text one answer of `/llms-full.txt` carries: 8 MiB, so that with its header
+/// and note it stays well under the 10 MiB response limit of Spin edge hosts (Akamai
+/// Functions). A larger text is answered in parts (`?part=<n>`).
+pub const PART_BYTES: u64 = 8 << 20;
+
+/// Cuts page entries of `sizes` bytes, in order, into runs of at most `limit` bytes: the parts
+/// of a large `/llms-full.txt`. A page larger than `limit` is a part of its own. No pages: one
+/// empty part.
+///
+/// ```
+/// use dochub_content::llms::split_parts;
+/// assert_eq!(split_parts(&[4, 4, 4, 9, 1], 8), vec![0..2, 2..3, 3..4, 4..5]);
+/// assert_eq!(split_parts(&[], 8), vec![0..0]);
+/// ```
+pub fn split_parts(sizes: &[u64], limit: u64) -> Vec<std::ops::Range<usize>> {
+    let mut parts = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, &size) in sizes.iter().enumerate() {
+        if i > start && bytes + size > limit {
+            parts.push(start..i);
+            (start, bytes) = (i, 0);
+        }
+        bytes += size;
+    }
+    parts.push(start..sizes.len());
+    parts
+}
+
+/// The line after the header of part `number` of `of`: which part this is and where the next
+/// one is, so that a reader of one part knows there is more.
+pub fn part_note(number: usize, of: usize, project: Option<&str>) -> String {
+    let scope = project.map_or(String::new(), |p| {
+        format!("project={}&", crate::manifest::encode_segment(p))
+    });
+    let next = if number < of {
+        format!("; the next is /llms-full.txt?{scope}part={}", number + 1)
+    } else {
+        "; it is the last".to_owned()
+    };
+    format!("This is part {number} of {of} of the full text{next}.\n")
 }
 
 /// The body of `/llms-full.txt`, written when the response head has been sent.
@@ -283,9 +420,12 @@ pub enum FullText {
         intro: SiteIntro,
         /// Only this project's pages.
         project: Option<String>,
+        /// Only the pages at these positions (a part), after this note.
+        part: Option<(std::ops::Range<usize>, String)>,
     },
-    /// Copied from the build, which was found current.
-    Prebuilt(FileRanges),
+    /// Copied from the build, which was found current: the header (the first range), the
+    /// note, then the rest.
+    Prebuilt(FileRanges, String),
 }
 
 impl FullText {
@@ -297,8 +437,29 @@ impl FullText {
                 root,
                 intro,
                 project,
-            } => write_full(root, intro, project.as_deref(), out).map(drop),
-            FullText::Prebuilt(ranges) => ranges.write_to(out).map(drop),
+                part,
+            } => {
+                let (pages, note) = match part {
+                    Some((pages, note)) => (Some(pages.clone()), note.as_str()),
+                    None => (None, ""),
+                };
+                write_part(root, intro, project.as_deref(), pages, note, out).map(drop)
+            }
+            FullText::Prebuilt(ranges, note) => {
+                let (header, rest) = ranges.ranges.split_at(ranges.ranges.len().min(1));
+                FileRanges {
+                    path: ranges.path.clone(),
+                    ranges: header.to_vec(),
+                }
+                .write_to(out)?;
+                out.write_all(note.as_bytes())?;
+                FileRanges {
+                    path: ranges.path.clone(),
+                    ranges: rest.to_vec(),
+                }
+                .write_to(out)
+                .map(drop)
+            }
         }
     }
 }
@@ -432,7 +593,7 @@ mod tests {
             name: "Hub".into(),
             summary: "Docs.".into(),
         };
-        let text = llms_txt(&intro, &crate::Catalog::llms_outline(&root).unwrap());
+        let text = llms_txt(&intro, &crate::Catalog::llms_outline(&root).unwrap(), 1);
         let expected = "# Hub\n\n> Docs.\n\n\
             Each link below is a page's markdown. Every page in one file: [llms-full.txt](/llms-full.txt) \
             (4 pages); one project's pages: `/llms-full.txt?project=<id>`.\n\

@@ -138,6 +138,7 @@ fn manifests_and_llms_txt_list_in_reading_order() {
     let text = llms_txt(
         &root.site_intro().unwrap(),
         &Catalog::llms_outline(&root).unwrap(),
+        1,
     );
     let at = |needle: &str| {
         text.find(needle)

@@ -305,10 +305,28 @@ impl Catalog for IndexCatalog<'_> {
         Ok(Outline { projects })
     }
 
-    fn llms_full(&self, project: Option<&str>) -> Result<FullText, CatalogError> {
+    fn llms_entry_sizes(&self, project: Option<&str>) -> Result<Vec<u64>, CatalogError> {
         let index = self.current(Scope::Everything)?;
-        let ranges =
-            crate::full::prebuilt_ranges(self.build_dir, index.build_id(), self.root, project)?;
-        Ok(FullText::Prebuilt(ranges))
+        crate::full::prebuilt_entry_sizes(self.build_dir, index.build_id(), self.root, project)
+    }
+
+    fn llms_full(
+        &self,
+        project: Option<&str>,
+        part: Option<(std::ops::Range<usize>, String)>,
+    ) -> Result<FullText, CatalogError> {
+        let index = self.current(Scope::Everything)?;
+        let (pages, note) = match part {
+            Some((pages, note)) => (Some(pages), note),
+            None => (None, String::new()),
+        };
+        let ranges = crate::full::prebuilt_ranges(
+            self.build_dir,
+            index.build_id(),
+            self.root,
+            project,
+            pages,
+        )?;
+        Ok(FullText::Prebuilt(ranges, note))
     }
 }

@@ -26,6 +26,8 @@ struct FullRecord {
     header: u64,
     /// Each project's pages: id, first byte, end byte.
     projects: Vec<(String, u64, u64)>,
+    /// Where each page's entry ends, in file order: what parts are cut by.
+    page_ends: Vec<u64>,
     /// Size of the whole file.
     size: u64,
 }
@@ -77,6 +79,7 @@ pub fn write_prebuilt_full(
         written: 0,
     };
     let mut projects = Vec::new();
+    let mut page_ends = Vec::new();
     let mut pages = 0;
     let mut header_len = 0;
     let mut write_all = |w: &mut Counting<_>| -> Result<(), LlmsError> {
@@ -84,7 +87,7 @@ pub fn write_prebuilt_full(
         header_len = w.written;
         for p in root.projects()? {
             let start = w.written;
-            pages += write_project(root, &p.id, &mut *w)?;
+            pages += write_project(root, &p.id, &mut *w, &mut page_ends, start)?;
             projects.push((p.id, start, w.written));
         }
         w.flush()?;
@@ -106,6 +109,7 @@ pub fn write_prebuilt_full(
         master: master_hash(root)?,
         header: header_len,
         projects,
+        page_ends,
         size,
     };
     let record_path = out.join(PREBUILT_RECORD);
@@ -115,15 +119,13 @@ pub fn write_prebuilt_full(
     Ok(FullSummary { pages, bytes: size })
 }
 
-/// The ranges of the prebuilt file that answer `/llms-full.txt` for `project` (all when
-/// `None`), or [`CatalogError::Stale`] saying why the file cannot be used: it does not belong to the build `build_id`, the
-/// site header changed, or it holds no such project. The folders were checked by the caller.
-pub(crate) fn prebuilt_ranges(
+/// The record of the prebuilt file, if it belongs to the build `build_id` and the site header
+/// is unchanged; else [`CatalogError::Stale`] saying why. The folders were checked by the caller.
+fn current_record(
     build_dir: &std::path::Path,
     build_id: u64,
     root: &ContentRoot,
-    project: Option<&str>,
-) -> Result<FileRanges, CatalogError> {
+) -> Result<(FullRecord, std::path::PathBuf), CatalogError> {
     let record_path = build_dir.join(PREBUILT_RECORD);
     let Some(bytes) = read_file(&record_path)? else {
         return Err(CatalogError::Stale(format!(
@@ -131,8 +133,13 @@ pub(crate) fn prebuilt_ranges(
             record_path.display()
         )));
     };
-    let record: FullRecord = serde_json::from_slice(&bytes).map_err(ContentError::from)?;
     let path = build_dir.join(PREBUILT_FULL);
+    let record: FullRecord = serde_json::from_slice(&bytes).map_err(|e| {
+        CatalogError::Stale(format!(
+            "`{}` is unreadable ({e}; rebuild with `dochub build`)",
+            record_path.display()
+        ))
+    })?;
     let size = std::fs::metadata(&path).map_or(u64::MAX, |m| m.len());
     if record.build_id != build_id || record.size != size {
         return Err(CatalogError::Stale(format!(
@@ -145,18 +152,80 @@ pub(crate) fn prebuilt_ranges(
             "`_master/index.md` changed since the build".into(),
         ));
     }
-    let mut ranges = vec![(0, record.header)];
-    for (id, start, end) in &record.projects {
-        if project.is_none_or(|p| p == id) {
-            ranges.push((*start, *end));
+    Ok((record, path))
+}
+
+/// The entries (start, end) of the pages of `project` (all when `None`), in order.
+fn entries(
+    record: &FullRecord,
+    path: &std::path::Path,
+    project: Option<&str>,
+) -> Result<Vec<(u64, u64)>, CatalogError> {
+    let mut entries = Vec::new();
+    let mut found = false;
+    for (id, first, end) in &record.projects {
+        if project.is_some_and(|p| p != id) {
+            continue;
+        }
+        found = true;
+        let mut start = *first;
+        for &page_end in record
+            .page_ends
+            .iter()
+            .filter(|e| **e > *first && **e <= *end)
+        {
+            entries.push((start, page_end));
+            start = page_end;
         }
     }
-    if project.is_some() && ranges.len() == 1 {
+    if project.is_some() && !found {
         return Err(CatalogError::Stale(format!(
             "no project `{}` in `{}`",
             project.unwrap_or_default(),
             path.display()
         )));
+    }
+    Ok(entries)
+}
+
+/// The length of each page's entry in the prebuilt file, for `project` (all when `None`).
+pub(crate) fn prebuilt_entry_sizes(
+    build_dir: &std::path::Path,
+    build_id: u64,
+    root: &ContentRoot,
+    project: Option<&str>,
+) -> Result<Vec<u64>, CatalogError> {
+    let (record, path) = current_record(build_dir, build_id, root)?;
+    Ok(entries(&record, &path, project)?
+        .into_iter()
+        .map(|(start, end)| end - start)
+        .collect())
+}
+
+/// The ranges of the prebuilt file that answer `/llms-full.txt` for `project` (all when
+/// `None`; only the pages at positions `pages` when given): the header first, then the pages.
+pub(crate) fn prebuilt_ranges(
+    build_dir: &std::path::Path,
+    build_id: u64,
+    root: &ContentRoot,
+    project: Option<&str>,
+    pages: Option<std::ops::Range<usize>>,
+) -> Result<FileRanges, CatalogError> {
+    let (record, path) = current_record(build_dir, build_id, root)?;
+    let entries = entries(&record, &path, project)?;
+    let chosen = match pages {
+        Some(range) => entries.get(range).unwrap_or_default(),
+        None => &entries[..],
+    };
+    let mut ranges = vec![(0, record.header)];
+    // Adjacent entries are one range.
+    for &(start, end) in chosen {
+        let last = ranges.len() - 1;
+        if last > 0 && ranges[last].1 == start {
+            ranges[last].1 = end;
+        } else {
+            ranges.push((start, end));
+        }
     }
     Ok(FileRanges { path, ranges })
 }
@@ -169,7 +238,7 @@ mod tests {
     use crate::IndexCatalog;
     use crate::build::write_build;
     use dochub_content::Catalog;
-    use dochub_content::llms::{FullText, llms_txt, write_full};
+    use dochub_content::llms::{FullText, llms_txt, split_parts, write_full};
 
     fn tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -215,15 +284,38 @@ mod tests {
         let index = IndexCatalog::new(&root, build.path(), true, None);
         let intro = root.site_intro().unwrap();
         assert_eq!(
-            llms_txt(&intro, &index.llms_outline().unwrap()),
-            llms_txt(&intro, &Catalog::llms_outline(&root).unwrap())
+            llms_txt(&intro, &index.llms_outline().unwrap(), 1),
+            llms_txt(&intro, &Catalog::llms_outline(&root).unwrap(), 1)
         );
         for project in [None, Some("alpha"), Some("beta")] {
-            let prebuilt = index.llms_full(project).unwrap();
-            assert!(matches!(prebuilt, FullText::Prebuilt(_)), "{prebuilt:?}");
+            let prebuilt = index.llms_full(project, None).unwrap();
+            assert!(matches!(prebuilt, FullText::Prebuilt(..)), "{prebuilt:?}");
             let mut live = Vec::new();
             write_full(&root, &intro, project, &mut live).unwrap();
             assert_eq!(text(&prebuilt), String::from_utf8(live).unwrap());
+        }
+        // Parts of one page each: the same sizes, pages and bytes from either catalog.
+        for project in [None, Some("alpha"), Some("beta")] {
+            let sizes = index.llms_entry_sizes(project).unwrap();
+            assert_eq!(sizes, Catalog::llms_entry_sizes(&root, project).unwrap());
+            let parts = split_parts(&sizes, 1);
+            assert_eq!(parts.len(), sizes.len().max(1));
+            let mut whole = String::new();
+            for (n, pages) in parts.into_iter().enumerate() {
+                let note = format!("part {n}\n");
+                let part = Some((pages, note.clone()));
+                let prebuilt = text(&index.llms_full(project, part.clone()).unwrap());
+                assert_eq!(
+                    prebuilt,
+                    text(&Catalog::llms_full(&root, project, part).unwrap())
+                );
+                let (head, rest) = prebuilt.split_once(&note).unwrap();
+                if n == 0 {
+                    whole.push_str(head);
+                }
+                whole.push_str(rest);
+            }
+            assert_eq!(whole, text(&index.llms_full(project, None).unwrap()));
         }
     }
 
@@ -235,7 +327,7 @@ mod tests {
         write_build(&root, build.path(), chrono::Utc::now()).unwrap();
         let stale = |project| {
             let index = IndexCatalog::new(&root, build.path(), true, None);
-            match index.llms_full(project) {
+            match index.llms_full(project, None) {
                 Err(CatalogError::Stale(reason)) => reason,
                 other => panic!("{other:?}"),
             }
