@@ -15,6 +15,14 @@ pub struct CheckArgs {
     /// Treat warnings as errors.
     #[arg(long)]
     strict: bool,
+    /// Also check that the tree, its build and the edge build's components fit this edge
+    /// host's published limits (app size, response size): `akamai-functions`.
+    #[arg(long, value_name = "PLATFORM", value_parser = clap::builder::PossibleValuesParser::new(crate::edge::TARGETS))]
+    target: Option<String>,
+    /// The manifest whose components count towards the app size with `--target`; default:
+    /// `spin-edge.toml` in the folder above CONTENT_DIR.
+    #[arg(long, requires = "target")]
+    manifest: Option<PathBuf>,
 }
 
 /// Prints every finding and a count; fails on errors (and on warnings with `--strict`).
@@ -22,9 +30,25 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let root = ContentRoot::open(&args.content_dir)?;
     let mut diagnostics = root.check()?;
     diagnostics.extend(overview_diagnostics(&args.content_dir)?);
+    let mut figures = Vec::new();
+    if args.target.is_some() {
+        let manifest = args.manifest.clone().unwrap_or_else(|| {
+            let content = std::path::absolute(&args.content_dir).unwrap_or_default();
+            content
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+                .join("spin-edge.toml")
+        });
+        let report = crate::edge::check_edge(&args.content_dir, &manifest)?;
+        diagnostics.extend(report.diagnostics);
+        figures = report.figures;
+    }
     diagnostics.sort();
     for d in &diagnostics {
         println!("{d}");
+    }
+    for line in &figures {
+        println!("{line}");
     }
     let errors = diagnostics
         .iter()

@@ -17,6 +17,7 @@ mod check;
 mod client;
 mod content;
 mod docs;
+mod edge;
 mod hub;
 mod mcp;
 mod output;

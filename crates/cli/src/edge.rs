@@ -1,0 +1,242 @@
+//! `dochub check --target akamai-functions CONTENT_DIR`: whether the tree, the build `dochub
+//! build` makes of it and the edge build's components fit a Spin edge host's published limits,
+//! before a deploy finds out. The limits are Akamai Functions' "Quotas and limits" page
+//! (<https://techdocs.akamai.com/akamai-functions/docs/quotas-and-limits>), the same figures
+//! `dochub-host --emulate akamai-functions` applies:
+//!
+//! - the app (components, `content/` and `build/`, each distinct file once) at most 50 MiB;
+//! - no answer over 10 MiB: a page's markdown (`/api/raw`, the twin) and every file served
+//!   whole (overviews, reports), the manifests and `/llms.txt` as the build writes them.
+//!   `/llms-full.txt` is answered in parts of 8 MiB and always fits.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use dochub_content::{ContentRoot, Diagnostic, Severity};
+
+/// The platforms `--target` knows.
+pub const TARGETS: &[&str] = &["akamai-functions"];
+
+/// The largest app: 50 MiB.
+const MAX_APP: u64 = 50 << 20;
+/// The largest response body: 10 MiB.
+const MAX_RESPONSE: u64 = 10 << 20;
+
+/// What fits and what does not, and the figures behind it.
+pub struct EdgeReport {
+    /// One finding per thing too big.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Lines of figures: the app's size by part, the largest answers.
+    pub figures: Vec<String>,
+}
+
+/// Checks `content_dir` (with the build it makes, and the components `manifest` names when it
+/// exists) against Akamai Functions' limits.
+pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeReport> {
+    let root = ContentRoot::open(content_dir)?;
+    let build = tempfile::tempdir()?;
+    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now())?;
+    let mut diagnostics = Vec::new();
+    let mut figures = Vec::new();
+    let mut seen = Distinct::default();
+
+    let content = seen.add_tree(content_dir)?;
+    let built = seen.add_tree(build.path())?;
+    let mut components = 0;
+    let mut missing = Vec::new();
+    for source in component_sources(manifest)? {
+        if source.is_file() {
+            components += seen.add_tree(&source)?;
+        } else {
+            missing.push(source.display().to_string());
+        }
+    }
+    let total = content + built + components;
+    figures.push(format!(
+        "app: {} of at most {} (content {}, build {}, components {})",
+        mib(total),
+        mib(MAX_APP),
+        mib(content),
+        mib(built),
+        mib(components)
+    ));
+    if !missing.is_empty() {
+        figures.push(format!(
+            "not counted, not built yet: {} (spin build -f {})",
+            missing.join(", "),
+            manifest.display()
+        ));
+    }
+    if total > MAX_APP {
+        diagnostics.push(Diagnostic::on(
+            ".",
+            Severity::Error,
+            format!(
+                "the app would be {}, over the {} Akamai Functions takes (content {}, build {}, \
+                 components {}); largest files: {}",
+                mib(total),
+                mib(MAX_APP),
+                mib(content),
+                mib(built),
+                mib(components),
+                seen.largest(5, content_dir, build.path())
+            ),
+        ));
+    }
+
+    // Files served whole: every file of the tree (pages, overviews, reports) and the
+    // manifests and outline the build writes.
+    let mut largest = (0, String::new());
+    for (path, bytes) in files(content_dir)? {
+        let shown = relative(&path, content_dir);
+        if bytes > largest.0 {
+            largest = (bytes, shown.clone());
+        }
+        if bytes > MAX_RESPONSE {
+            diagnostics.push(Diagnostic::on(
+                shown,
+                Severity::Error,
+                format!(
+                    "is {}: served whole, it passes the {} response limit of Akamai Functions; \
+                     split it",
+                    mib(bytes),
+                    mib(MAX_RESPONSE)
+                ),
+            ));
+        }
+    }
+    let mut manifests = files(&build.path().join(dochub_index::build::MANIFEST_DIR))?;
+    manifests.extend(files(&build.path().join(dochub_index::build::MASTER_FILE))?);
+    for (path, bytes) in manifests {
+        if bytes > largest.0 {
+            largest = (bytes, format!("manifest {}", relative(&path, build.path())));
+        }
+        if bytes > MAX_RESPONSE {
+            diagnostics.push(Diagnostic::on(
+                ".",
+                Severity::Error,
+                format!(
+                    "the manifest {} would be {}, over the {} response limit of Akamai \
+                     Functions: spread the pages over more projects or subprojects",
+                    relative(&path, build.path()),
+                    mib(bytes),
+                    mib(MAX_RESPONSE)
+                ),
+            ));
+        }
+    }
+    figures.push(format!(
+        "largest answer served whole: {} ({})",
+        largest.1,
+        mib(largest.0)
+    ));
+    Ok(EdgeReport {
+        diagnostics,
+        figures,
+    })
+}
+
+/// The component files a manifest names, resolved against its folder; none without one.
+fn component_sources(manifest: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let Ok(text) = std::fs::read_to_string(manifest) else {
+        return Ok(Vec::new());
+    };
+    let doc: toml::Table =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", manifest.display()))?;
+    let base = manifest.parent().unwrap_or(Path::new("."));
+    let mut sources: Vec<PathBuf> = doc
+        .get("component")
+        .and_then(|c| c.as_table())
+        .into_iter()
+        .flat_map(|components| components.values())
+        .filter_map(|c| c.get("source").and_then(|s| s.as_str()))
+        .map(|s| base.join(s))
+        .collect();
+    sources.sort();
+    sources.dedup();
+    Ok(sources)
+}
+
+/// Every file under `dir` (or `dir` itself when it is a file) with its size.
+fn files(dir: &Path) -> anyhow::Result<Vec<(PathBuf, u64)>> {
+    let mut out = Vec::new();
+    if !dir.exists() {
+        return Ok(out);
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(&path)? {
+                stack.push(entry?.path());
+            }
+        } else {
+            out.push((path, meta.len()));
+        }
+    }
+    Ok(out)
+}
+
+/// Files counted by content, so that a file in two places weighs once (as a registry push
+/// stores it).
+#[derive(Default)]
+struct Distinct {
+    by_content: HashMap<(u64, u64), PathBuf>,
+}
+
+impl Distinct {
+    /// Adds the files under `dir`; returns the bytes they add.
+    fn add_tree(&mut self, dir: &Path) -> anyhow::Result<u64> {
+        use std::hash::{DefaultHasher, Hasher};
+        let mut added = 0;
+        for (path, len) in files(dir)? {
+            let bytes = std::fs::read(&path)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+            let mut hasher = DefaultHasher::new();
+            hasher.write(&bytes);
+            if self
+                .by_content
+                .insert((len, hasher.finish()), path)
+                .is_none()
+            {
+                added += len;
+            }
+        }
+        Ok(added)
+    }
+
+    /// The `n` largest files, named from the content or build folder.
+    fn largest(&self, n: usize, content: &Path, build: &Path) -> String {
+        let mut files: Vec<(&u64, &PathBuf)> = self
+            .by_content
+            .iter()
+            .map(|((len, _), p)| (len, p))
+            .collect();
+        files.sort_by_key(|f| std::cmp::Reverse(*f.0));
+        files
+            .into_iter()
+            .take(n)
+            .map(|(len, path)| {
+                let name = if path.starts_with(build) {
+                    format!("build/{}", relative(path, build))
+                } else {
+                    relative(path, content)
+                };
+                format!("{name} ({})", mib(*len))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn relative(path: &Path, base: &Path) -> String {
+    path.strip_prefix(base)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
