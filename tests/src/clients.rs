@@ -66,11 +66,17 @@ fn skip<T>(what: &str) -> Option<T> {
 
 /// A Python interpreter that can `import mcp`, or `None` (test skipped) outside CI.
 pub fn mcp_python() -> Option<PathBuf> {
+    python_with(&["mcp"])
+}
+
+/// The tests' Python (`.ci/run`'s virtual environment, or `DOCHUB_MCP_PYTHON`) when it can
+/// import every one of `modules`, or `None` (test skipped) outside CI.
+pub fn python_with(modules: &[&str]) -> Option<PathBuf> {
     let python = std::env::var_os("DOCHUB_MCP_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| ci_cache().join("mcp-venv").join("bin").join("python3"));
     let ok = Command::new(&python)
-        .args(["-c", "import mcp"])
+        .args(["-c", &format!("import {}", modules.join(", "))])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -79,7 +85,8 @@ pub fn mcp_python() -> Option<PathBuf> {
         Some(python)
     } else {
         skip(&format!(
-            "no Python with the `mcp` package at {} (run .ci/run, or set DOCHUB_MCP_PYTHON)",
+            "no Python with {} at {} (run .ci/run, or set DOCHUB_MCP_PYTHON)",
+            modules.join(", "),
             python.display()
         ))
     }
