@@ -3,6 +3,11 @@
 //! Each test starts its own host in-process on 127.0.0.1:0 from a manifest derived from the
 //! repository's `spin.toml`, with the content mount pointed at a fixture tree when asked.
 //!
+//! With `DOCHUB_EMULATE=akamai-functions`, every app is the edge build (`spin-edge.toml`) under
+//! the host's `--emulate akamai-functions`, its hub on a fresh PostgreSQL database ([`PgDb`]);
+//! tests of what the edge build leaves out skip, saying why ([`skip_on_edge`]). With both set,
+//! `spin up` runs the edge build.
+//!
 //! With `SPIN_BIN=<path to spin>` in the environment, the same tests run under a real
 //! `$SPIN_BIN up` instead ([`serve`]): one child process per app on a free loopback port, with
 //! the same manifest, state folder (`--state-dir`), runtime config (`--runtime-config-file`),
@@ -42,16 +47,106 @@ pub fn fixture(name: &str) -> PathBuf {
     repo_root().join("tests").join("fixtures").join(name)
 }
 
-/// Builds the components once per test process with spin.toml's own build commands.
+/// Builds the components once per test process with the manifest's own build commands.
 pub fn ensure_components_built() -> anyhow::Result<()> {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            dochub_host::build_components(&repo_root().join("spin.toml"))
+            dochub_host::build_components(&repo_root().join(manifest_name()))
                 .map_err(|e| format!("{e:#}"))
         })
         .clone()
         .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// The edge host the tests emulate, from `DOCHUB_EMULATE`; `None`: the default build as `spin up`
+/// runs it.
+pub fn emulated() -> Option<dochub_host::emulate::Platform> {
+    let name = std::env::var("DOCHUB_EMULATE")
+        .ok()
+        .filter(|v| !v.is_empty())?;
+    Some(
+        dochub_host::emulate::Platform::from_name(&name)
+            .unwrap_or_else(|e| panic!("DOCHUB_EMULATE: {e}")),
+    )
+}
+
+/// The manifest the tests run: `spin-edge.toml` when emulating an edge host, else `spin.toml`.
+pub fn manifest_name() -> &'static str {
+    if emulated().is_some() {
+        "spin-edge.toml"
+    } else {
+        "spin.toml"
+    }
+}
+
+/// True (after printing why) when the tests run the edge build ([`emulated`]), for tests of what
+/// it leaves out (SQLite, key-value atomics, runtime config) or of the host's own defaults.
+pub fn skip_on_edge(reason: &str) -> bool {
+    if let Some(platform) = emulated() {
+        eprintln!("skipping the edge build ({}): {reason}", platform.name());
+        return true;
+    }
+    false
+}
+
+/// The PostgreSQL server every machine of the project has (trust auth), as its administrator.
+pub const PG_ADMIN: &str = "host=127.0.0.1 port=5432 user=postgres dbname=test";
+
+/// A fresh PostgreSQL database for one test, dropped (with its connections) when this is.
+pub struct PgDb {
+    name: String,
+    /// Its URL as Spin takes it (`sslmode=disable`: the local server's certificate is
+    /// self-signed, and Spin verifies certificates).
+    pub url: String,
+}
+
+impl PgDb {
+    /// `None` (the test is skipped) when no PostgreSQL answers, outside CI.
+    pub async fn create() -> Option<Self> {
+        if !service_available("127.0.0.1:5432", "PostgreSQL") {
+            return None;
+        }
+        let (client, connection) = tokio_postgres::connect(PG_ADMIN, tokio_postgres::NoTls)
+            .await
+            .expect("connect to PostgreSQL");
+        tokio::spawn(connection);
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("hub_test_{}_{nanos:x}_{n}", std::process::id());
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create a test database");
+        let url = format!("postgres://postgres@127.0.0.1:5432/{name}?sslmode=disable");
+        Some(Self { name, url })
+    }
+}
+
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        // Drop runs inside the test's runtime: a thread of its own may block.
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            rt.block_on(async {
+                if let Ok((client, connection)) =
+                    tokio_postgres::connect(PG_ADMIN, tokio_postgres::NoTls).await
+                {
+                    tokio::spawn(connection);
+                    let drop = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                    let _ = client.batch_execute(&drop).await;
+                }
+            });
+        })
+        .join();
+    }
 }
 
 /// The `spin` binary to run the tests under, from `SPIN_BIN`; `None`: the in-process host.
@@ -254,6 +349,8 @@ pub struct TestApp {
     base: String,
     host: Server,
     dir: tempfile::TempDir,
+    /// The hub's database in the edge build, dropped after the host stops.
+    _hub_db: Option<PgDb>,
 }
 
 /// Configures a [`TestApp`].
@@ -330,8 +427,18 @@ impl AppBuilder {
     }
 
     /// Builds the components if needed, writes the derived manifest and starts the host.
-    pub async fn start(self) -> anyhow::Result<TestApp> {
+    pub async fn start(mut self) -> anyhow::Result<TestApp> {
         ensure_components_built()?;
+        // The edge build keeps the hub in PostgreSQL: each app gets a database of its own.
+        let mut hub_db = None;
+        if emulated().is_some() && !self.variables.contains_key("hub_database_url") {
+            let db = PgDb::create()
+                .await
+                .context("the edge build's hub needs PostgreSQL on 127.0.0.1:5432")?;
+            self.variables
+                .insert("hub_database_url".into(), db.url.clone());
+            hub_db = Some(db);
+        }
         let dir = tempfile::tempdir()?;
         let manifest = self.derive_manifest(dir.path())?;
         let manifest_path = dir.path().join("spin.toml");
@@ -354,12 +461,14 @@ impl AppBuilder {
                 ..dochub_host::Limits::default()
             },
             direct_mounts: self.direct_mounts,
+            emulate: emulated(),
         })
         .await?;
         Ok(TestApp {
             base: format!("http://{}", host.addr()),
             host,
             dir,
+            _hub_db: hub_db,
         })
     }
 
@@ -376,7 +485,7 @@ impl AppBuilder {
 
     fn derive_manifest(&self, scratch: &Path) -> anyhow::Result<String> {
         let root = repo_root();
-        let text = std::fs::read_to_string(root.join("spin.toml"))?;
+        let text = std::fs::read_to_string(root.join(manifest_name()))?;
         let mut doc: toml::Table = toml::from_str(&text)?;
         let components = doc
             .get_mut("component")
@@ -504,7 +613,7 @@ impl TestApp {
         &self.host
     }
 
-    /// Stops the host.
+    /// Stops the host (then drops the hub's database, if it has one of its own).
     pub async fn stop(self) {
         self.host.shutdown().await;
     }

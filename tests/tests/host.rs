@@ -39,6 +39,7 @@ async fn start_probe_with(
         env: Vec::new(),
         limits,
         direct_mounts: false,
+        emulate: None,
     })
     .await
     .expect("host starts")

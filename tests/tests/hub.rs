@@ -6,65 +6,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use dochub_tests::{AppBuilder, TestApp, service_available};
+use dochub_tests::{AppBuilder, PgDb, TestApp, skip_on_edge};
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const MAX_BODY: usize = 64 * 1024;
-const PG_ADMIN: &str = "host=127.0.0.1 port=5432 user=postgres dbname=test";
-
-/// A fresh PostgreSQL database for one test, dropped (with its connections) when this is.
-struct PgDb {
-    name: String,
-    url: String,
-}
-
-impl PgDb {
-    /// `None` (the test is skipped) when no PostgreSQL answers outside CI.
-    async fn create() -> Option<Self> {
-        if !service_available("127.0.0.1:5432", "PostgreSQL") {
-            return None;
-        }
-        let (client, connection) = tokio_postgres::connect(PG_ADMIN, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        let name = unique("hub_test").replace('-', "_");
-        client
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .await
-            .unwrap();
-        // Spin connects with TLS unless told not to; the local server's certificate is
-        // self-signed.
-        let url = format!("postgres://postgres@127.0.0.1:5432/{name}?sslmode=disable");
-        Some(Self { name, url })
-    }
-}
-
-impl Drop for PgDb {
-    fn drop(&mut self) {
-        let name = self.name.clone();
-        // Drop runs inside the test's runtime: a thread of its own may block.
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async {
-                if let Ok((client, connection)) =
-                    tokio_postgres::connect(PG_ADMIN, tokio_postgres::NoTls).await
-                {
-                    tokio::spawn(connection);
-                    let drop = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-                    let _ = client.batch_execute(&drop).await;
-                }
-            });
-        })
-        .join();
-    }
-}
-
 /// Where the hub keeps its data in a test.
 enum Backend {
     Sqlite,
@@ -85,6 +32,9 @@ macro_rules! on_both {
     ($scenario:ident, $sqlite:ident, $postgres:ident) => {
         #[tokio::test(flavor = "multi_thread")]
         async fn $sqlite() {
+            if skip_on_edge("the hub has no SQLite there; the PostgreSQL twin of this test runs") {
+                return;
+            }
             $scenario(Backend::Sqlite).await;
         }
 

@@ -556,3 +556,80 @@ fn link_lines_are_read_as_the_convention_writes_them() {
     assert_eq!(link_of("  - [A \\[1\\]](/y.md)"), Some("/y.md"));
     assert_eq!(link_of("- plain item"), None);
 }
+
+/// A tree whose full text passes 8 MiB: two projects of 3 pages of 1.5 MiB each (about 9 MiB).
+fn large_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for project in ["alpha", "beta"] {
+        let sub = dir.path().join(project).join("guide");
+        std::fs::create_dir_all(&sub).expect("mkdir");
+        for n in 1..=3 {
+            let line = format!("{project} page {n}: the same sentence again and again.\n");
+            let body = line.repeat((3 << 19) / line.len());
+            std::fs::write(
+                sub.join(format!("p{n}.md")),
+                format!("---\ntitle: Page {n}\n---\n{body}"),
+            )
+            .expect("write page");
+        }
+    }
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_text_over_8_mib_is_answered_in_parts_that_add_up_to_it() {
+    let content = large_tree();
+    let root = dochub_content::ContentRoot::open(content.path()).expect("root");
+    let intro = root.site_intro().expect("intro");
+    let mut whole = Vec::new();
+    dochub_content::llms::write_full(&root, &intro, None, &mut whole).expect("whole text");
+    let whole = String::from_utf8(whole).expect("utf-8");
+    assert!(whole.len() > 8 << 20, "{}", whole.len());
+    let build = tempfile::tempdir().expect("temp dir");
+    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+    let prebuilt = TestApp::builder()
+        .content(content.path())
+        .mount(build.path(), "/prebuilt")
+        .env("BUILD_DIR", "/prebuilt")
+        .env("SERVE_PREBUILT", "1")
+        .start()
+        .await
+        .expect("app starts");
+    let live = TestApp::builder()
+        .content(content.path())
+        .env("SERVE_PREBUILT", "0")
+        .start()
+        .await
+        .expect("app starts");
+    for app in [&prebuilt, &live] {
+        let index = get(app, "/llms.txt").await.text();
+        assert!(
+            index.contains("in 2 files of at most 8 MiB each: [part 1](/llms-full.txt?part=1), [part 2](/llms-full.txt?part=2)"),
+            "{index}"
+        );
+        // No part (and part 1) is the first part; together the parts are the whole text.
+        let first = get(app, "/llms-full.txt").await;
+        assert_eq!(first.status, 200);
+        assert_eq!(first.body, get(app, "/llms-full.txt?part=1").await.body);
+        let second = get(app, "/llms-full.txt?part=2").await;
+        assert_eq!(second.status, 200);
+        let (first, second) = (first.text(), second.text());
+        assert!(first.len() <= (8 << 20) + 4096, "{}", first.len());
+        let note1 = "This is part 1 of 2 of the full text; the next is /llms-full.txt?part=2.\n";
+        let note2 = "This is part 2 of 2 of the full text; it is the last.\n";
+        let (head, rest1) = first.split_once(note1).expect("part 1 says so");
+        let (_, rest2) = second.split_once(note2).expect("part 2 says so");
+        assert_eq!(format!("{head}{rest1}{rest2}"), whole);
+        // Each part is whole pages.
+        assert!(rest2.starts_with("\n# "), "{}", &rest2[..40]);
+        for bad in ["part=3", "part=0"] {
+            let got = get(app, &format!("/llms-full.txt?{bad}")).await;
+            let expected = if bad == "part=3" { 404 } else { 400 };
+            assert_eq!(got.status, expected, "{bad}: {}", got.text());
+        }
+        // One project's text is under the limit: whole, with no note.
+        let alpha = get(app, "/llms-full.txt?project=alpha").await.text();
+        assert!(!alpha.contains("This is part"), "{}", &alpha[..200]);
+        assert!(alpha.contains("# alpha/guide/p3: Page 3"));
+    }
+}
