@@ -14,7 +14,7 @@
 //! |---|---|
 //! | App size: 50 MiB | the start is refused when the components plus the files they mount (each distinct file once, as a registry push stores it) pass 50 MiB, naming the largest |
 //! | Memory per request: 128 MiB | `--max-instance-memory` is 128 MiB |
-//! | Request handler duration: 30 s | `--request-timeout` is 30 s |
+//! | Request handler duration: 30 s | `--request-timeout` is 30 s, and a body still being sent 30 s after the request arrived is cut off |
 //! | Request and response size: 10 MiB | a request body over it is answered `413` before any component runs; a response whose length says more is replaced by a `500`, and a streamed one is cut off there (the client sees an incomplete response) |
 //! | SQLite storage: not supported | a component that imports `spin:sqlite` (or `fermyon:spin/sqlite`) or declares `sqlite_databases` is refused at start |
 //! | Key-value: `wasi:keyvalue` store and batch, "the only label allowed is `default`" | a component that imports `wasi:keyvalue/atomics`, or names another store, is refused at start |

@@ -323,6 +323,7 @@ async fn run(
     req: Request<Incoming>,
     client: SocketAddr,
 ) -> Result<Response<HyperOutgoingBody>, HandleError> {
+    let arrived = tokio::time::Instant::now();
     let deadline = app
         .limits
         .request_timeout
@@ -389,7 +390,7 @@ async fn run(
         None => Some(receiver.await),
     };
     let response = settle(&app, &route.component, &path, answered, task).await?;
-    let response = capped_response(&app, response, &route.component, &path)?;
+    let response = capped_response(&app, response, arrived, &route.component, &path)?;
     Ok(match deadline {
         Some(deadline) => {
             deadline.answered();
@@ -447,10 +448,12 @@ async fn capped_request(
 type GuestBody = http_body_util::combinators::UnsyncBoxBody<Bytes, hyper::Error>;
 
 /// The response as sent under a body limit: one whose declared length passes it is replaced by
-/// a `500`, and any other is cut off at the limit and at the request's wall-clock end.
+/// a `500`, and any other is cut off at the limit and at the request's wall-clock end (the
+/// request timeout after it `arrived`).
 fn capped_response(
     app: &App,
     response: Response<HyperOutgoingBody>,
+    arrived: tokio::time::Instant,
     component: &str,
     path: &str,
 ) -> Result<Response<HyperOutgoingBody>, HandleError> {
@@ -469,7 +472,7 @@ fn capped_response(
         )));
     }
     let what = format!("component `{component}` on {path}");
-    let until = tokio::time::Instant::now() + timeout;
+    let until = arrived + timeout;
     Ok(response.map(|body| crate::emulate::cap_response(body, max, until, what)))
 }
 
