@@ -128,7 +128,7 @@ pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeRep
     figures.push(format!(
         "largest answer served whole: {} ({})",
         largest.1,
-        mib(largest.0)
+        size(largest.0)
     ));
     Ok(EdgeReport {
         diagnostics,
@@ -235,6 +235,15 @@ fn relative(path: &Path, base: &Path) -> String {
         .unwrap_or(path)
         .to_string_lossy()
         .replace('\\', "/")
+}
+
+/// `bytes` in KiB below a MiB, else in MiB.
+fn size(bytes: u64) -> String {
+    if bytes < 1 << 20 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        mib(bytes)
+    }
 }
 
 fn mib(bytes: u64) -> String {
