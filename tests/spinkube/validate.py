@@ -67,7 +67,8 @@ def main(crd_path, *manifests):
                 errors.append("metadata.name: missing")
             # The operator's admission webhook: replicas > 0 unless autoscaling.
             spec = doc.get("spec") or {}
-            if not spec.get("enableAutoscaling") and spec.get("replicas", 1) < 1:
+            replicas = spec.get("replicas", 1)
+            if not spec.get("enableAutoscaling") and isinstance(replicas, int) and replicas < 1:
                 errors.append("spec.replicas: must be > 0")
             for error in errors:
                 print(f"{path} [document {i + 1}]: {error}")
