@@ -18,6 +18,7 @@ use crate::manifest::{AppManifest, FileMount};
 use crate::postgres::PgPools;
 use crate::routes::Router;
 use crate::sqlite::{DatabaseConfig, SqliteDatabases};
+use crate::staging;
 use crate::state::{ComponentConfig, Services, State};
 
 /// A loaded component: its instance template and configuration.
@@ -145,10 +146,7 @@ impl App {
                 .map(|t| (t.route.as_str(), t.component.as_str())),
         )?;
         let services = services(manifest, options).await?;
-        let copies = tempfile::Builder::new()
-            .prefix("dochub-host-")
-            .tempdir()
-            .context("cannot create a folder for the mounted files' copies")?;
+        let copies = staging::create()?;
         let mut components = HashMap::new();
         // Under --emulate, every component's refusal is reported at once.
         let mut refusals = Vec::new();
@@ -385,6 +383,7 @@ fn stage_files(
                 let target = staging.join(destination.trim_start_matches('/'));
                 if meta.is_dir() {
                     meant_literally(&source)?;
+                    staging::refuse_loops(&source)?;
                     staged |= copy_glob(manifest, &source.join("**/*"), &source, &target)?;
                 } else {
                     copy_file(&source, &target)?;
@@ -398,6 +397,7 @@ fn stage_files(
                 let path = manifest.base_dir.join(pattern);
                 if path.is_dir() {
                     meant_literally(&path)?;
+                    staging::refuse_loops(&path)?;
                     let target = staging.join(pattern);
                     staged |= copy_glob(manifest, &path.join("**/*"), &manifest.base_dir, &target)?;
                 } else if path.is_file() {
@@ -405,6 +405,15 @@ fn stage_files(
                     staged = true;
                 } else if glob::Pattern::escape(pattern) != *pattern {
                     meant_literally(&manifest.base_dir)?;
+                    if pattern.contains("**") {
+                        // `**` descends from the pattern's literal folder.
+                        let literal = pattern
+                            .split('/')
+                            .take_while(|s| glob::Pattern::escape(s) == *s)
+                            .collect::<Vec<_>>()
+                            .join("/");
+                        staging::refuse_loops(&manifest.base_dir.join(literal))?;
+                    }
                     staged |= copy_glob(manifest, &path, &manifest.base_dir, staging)?;
                 } else {
                     bail!("files pattern `{pattern}` does not exist and is not a glob pattern");

@@ -46,6 +46,7 @@ pub mod routes;
 pub mod runtime_config;
 mod server;
 pub mod sqlite;
+mod staging;
 mod state;
 pub mod variables;
 
