@@ -124,6 +124,21 @@ async fn the_default_build_is_refused_naming_the_imports_the_platform_lacks() {
     host.shutdown().await;
 }
 
+/// `dochub check --target akamai-functions <content>`: its exit status and what it printed.
+fn check_target(content: &Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "-p", "dochub-cli", "--"])
+        .args(["check", "--target", "akamai-functions"])
+        .arg(content)
+        .current_dir(repo_root())
+        .output()
+        .expect("run dochub check");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
 /// A tree with one page of `bytes` bytes.
 fn tree_with_page(bytes: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -200,23 +215,8 @@ async fn bodies_over_10_mib_are_refused_and_cut_off() {
     host.shutdown().await;
 
     // `dochub check --target` says so first, naming the page.
-    let out = std::process::Command::new(env!("CARGO"))
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "dochub-cli",
-            "--",
-            "check",
-            "--target",
-            "akamai-functions",
-        ])
-        .arg(content.path())
-        .current_dir(repo_root())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let (status, text) = check_target(content.path());
+    assert_eq!(status, Some(1), "{text}");
     assert!(
         text.contains("big/pages/huge.md: error: is 11.0 MiB"),
         "{text}"
@@ -295,23 +295,8 @@ async fn an_app_over_50_mib_is_refused_naming_its_largest_files() {
         "{err}"
     );
     assert!(err.contains("blob"), "{err}");
-    let out = std::process::Command::new(env!("CARGO"))
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "dochub-cli",
-            "--",
-            "check",
-            "--target",
-            "akamai-functions",
-        ])
-        .arg(content.path())
-        .current_dir(repo_root())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    let (status, text) = check_target(content.path());
+    assert_eq!(status, Some(1), "{text}");
     assert!(text.contains("error: the app would be"), "{text}");
 }
 
@@ -347,23 +332,8 @@ async fn the_edge_build_and_the_default_build_differ_only_where_documented() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_bundled_docs_fit_the_edge_host() {
-    let out = std::process::Command::new(env!("CARGO"))
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "dochub-cli",
-            "--",
-            "check",
-            "--target",
-            "akamai-functions",
-            "content",
-        ])
-        .current_dir(repo_root())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let (status, text) = check_target(&repo_root().join("content"));
+    assert_eq!(status, Some(0), "{text}");
     assert!(
         text.contains("app: ") && text.contains("of at most 50.0 MiB"),
         "{text}"

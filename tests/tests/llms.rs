@@ -481,24 +481,7 @@ async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
     copy_tree(&fixture("docs"), content.path());
     std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");
     let build = tempfile::tempdir().expect("temp dir");
-    let root = dochub_content::ContentRoot::open(content.path()).expect("root");
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
-    let prebuilt = TestApp::builder()
-        .content(content.path())
-        .mount(build.path(), "/prebuilt")
-        .env("BUILD_DIR", "/prebuilt")
-        .env("SERVE_PREBUILT", "1")
-        .direct_mounts()
-        .start()
-        .await
-        .expect("app starts");
-    let live = TestApp::builder()
-        .content(content.path())
-        .env("SERVE_PREBUILT", "0")
-        .direct_mounts()
-        .start()
-        .await
-        .expect("app starts");
+    let (prebuilt, live) = prebuilt_and_live(content.path(), build.path(), true).await;
     let from_index = get(&prebuilt, "/llms.txt").await;
     assert_eq!(from_index.status, 200);
     assert_eq!(from_index.text(), get(&live, "/llms.txt").await.text());
@@ -557,6 +540,29 @@ fn link_lines_are_read_as_the_convention_writes_them() {
     assert_eq!(link_of("- plain item"), None);
 }
 
+/// Builds `content` into `build`, then starts two apps on it: one answering from that build, one
+/// from the tree; `direct`: mounted in place, so that edits after the start are seen.
+async fn prebuilt_and_live(content: &Path, build: &Path, direct: bool) -> (TestApp, TestApp) {
+    let root = dochub_content::ContentRoot::open(content).expect("root");
+    dochub_index::build::write_build(&root, build, chrono::Utc::now()).expect("build");
+    let mut prebuilt = TestApp::builder()
+        .content(content)
+        .mount(build, "/prebuilt")
+        .env("BUILD_DIR", "/prebuilt")
+        .env("SERVE_PREBUILT", "1");
+    let mut live = TestApp::builder()
+        .content(content)
+        .env("SERVE_PREBUILT", "0");
+    if direct {
+        prebuilt = prebuilt.direct_mounts();
+        live = live.direct_mounts();
+    }
+    (
+        prebuilt.start().await.expect("app starts"),
+        live.start().await.expect("app starts"),
+    )
+}
+
 /// A tree whose full text passes 8 MiB: two projects of 3 pages of 1.5 MiB each (about 9 MiB).
 fn large_tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -586,21 +592,7 @@ async fn a_full_text_over_8_mib_is_answered_in_parts_that_add_up_to_it() {
     let whole = String::from_utf8(whole).expect("utf-8");
     assert!(whole.len() > 8 << 20, "{}", whole.len());
     let build = tempfile::tempdir().expect("temp dir");
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
-    let prebuilt = TestApp::builder()
-        .content(content.path())
-        .mount(build.path(), "/prebuilt")
-        .env("BUILD_DIR", "/prebuilt")
-        .env("SERVE_PREBUILT", "1")
-        .start()
-        .await
-        .expect("app starts");
-    let live = TestApp::builder()
-        .content(content.path())
-        .env("SERVE_PREBUILT", "0")
-        .start()
-        .await
-        .expect("app starts");
+    let (prebuilt, live) = prebuilt_and_live(content.path(), build.path(), false).await;
     for app in [&prebuilt, &live] {
         let index = get(app, "/llms.txt").await.text();
         assert!(

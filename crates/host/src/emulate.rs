@@ -145,7 +145,7 @@ impl Platform {
     }
 
     /// What is wrong with a component's imports here: one line per import the platform does not
-    /// offer, or `None` when it offers them all.
+    /// offer; empty when it offers them all.
     pub fn refused_imports<'a>(self, imports: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         imports
             .into_iter()
@@ -288,7 +288,7 @@ impl KvMeter {
         }
     }
 
-    /// Admits `count` reads of `keys`.
+    /// Admits a read of each of `keys`.
     pub fn read<'a>(&self, keys: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
         let mut count = 0;
         for key in keys {
