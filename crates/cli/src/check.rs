@@ -68,7 +68,20 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
 fn overview_diagnostics(content_dir: &std::path::Path) -> anyhow::Result<Vec<Diagnostic>> {
     let dir = content_dir.join("_overviews");
     if !dir.is_dir() {
-        return Ok(Vec::new());
+        // Legitimate for a docs-only tree, but every registered overview then answers 404.
+        let ids: Vec<&str> = dochub_overview::OVERVIEWS.iter().map(|o| o.id).collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        return Ok(vec![Diagnostic::on(
+            "_overviews",
+            Severity::Warning,
+            format!(
+                "no _overviews/ folder: the {} registered overview(s) ({}) answer 404",
+                ids.len(),
+                ids.join(", ")
+            ),
+        )]);
     }
     let report = dochub_overview::check_dir(&dir)?;
     let mut out = Vec::new();

@@ -126,6 +126,7 @@ fn check_fails_on_errors_and_names_files() {
         "alpha/guide/deep/nested/page.md: error: page is unreachable: pages nested below",
         "alpha/guide/latin1.md:1: warning: not valid UTF-8",
         "beta/tools: warning: no _subproject.yaml",
+        "_overviews: warning: no _overviews/ folder: the 3 registered overview(s) (architecture, content-pipeline, auth-deployment) answer 404",
     ] {
         assert!(
             text.lines().any(|l| l.starts_with(line)),
@@ -138,7 +139,7 @@ fn check_fails_on_errors_and_names_files() {
         "{text}"
     );
     assert!(
-        text.trim_end().ends_with("9 error(s), 8 warning(s)"),
+        text.trim_end().ends_with("9 error(s), 9 warning(s)"),
         "{text}"
     );
 }
@@ -157,6 +158,9 @@ fn check_passes_clean_content_and_strict_counts_warnings() {
         "p/s/a.md",
         "---\ntitle: A\nreferences:\n  - target: p/s\n---\n",
     );
+    for overview in ["architecture", "content-pipeline", "auth-deployment"] {
+        write(&format!("_overviews/{overview}.html"), "<!doctype html>\n");
+    }
     let o = dochub(&[Path::new("check"), dir.path()]);
     assert!(o.status.success(), "{o:?}");
     assert_eq!(stdout(&o).trim(), "0 error(s), 0 warning(s)");

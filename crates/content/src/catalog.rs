@@ -24,7 +24,7 @@ use crate::tree::ContentRoot;
 pub enum CatalogError {
     /// The content could not be read.
     #[error(transparent)]
-    Content(#[from] ContentError),
+    Content(ContentError),
     /// The prebuilt index does not describe the content as it is now; the reason names what
     /// changed. Ask the live tree instead.
     #[error("{0}")]
@@ -32,6 +32,17 @@ pub enum CatalogError {
     /// There is no prebuilt index to ask (nothing to warn about); ask the live tree.
     #[error("there is no prebuilt index")]
     NoIndex,
+}
+
+impl From<ContentError> for CatalogError {
+    /// A damaged index file is the index's failure, not the content's: the live tree answers
+    /// instead (only the index reads index files).
+    fn from(e: ContentError) -> Self {
+        match e {
+            ContentError::IndexDamaged { .. } => CatalogError::Stale(e.to_string()),
+            e => CatalogError::Content(e),
+        }
+    }
 }
 
 /// An error a reader returns: one that may hold a [`CatalogError`], so that the caller which
@@ -210,10 +221,7 @@ impl Catalog for ContentRoot {
     }
 
     fn pages(&self, project: &str, subproject: &str) -> Result<Vec<PageSummary>, CatalogError> {
-        Ok(ContentRoot::pages(self, project, subproject)?
-            .into_iter()
-            .map(PageSummary::of_page)
-            .collect())
+        Ok(self.page_summaries(project, subproject)?)
     }
 
     fn page_text(
@@ -223,9 +231,8 @@ impl Catalog for ContentRoot {
         page: &PageSummary,
     ) -> Result<Vec<u8>, CatalogError> {
         match &page.source {
-            PageSource::Read(raw) => Ok(raw.clone()),
-            // Only the index lists pages this way; read it, and never answer a gone page empty.
-            PageSource::Recorded { .. } => {
+            // Read again (a gone page is never answered empty).
+            PageSource::Tree | PageSource::Recorded { .. } => {
                 self.raw(project, subproject, &page.id)?.ok_or_else(|| {
                     CatalogError::Stale(format!("{project}/{subproject}/{} is gone", page.id))
                 })
@@ -256,7 +263,7 @@ impl Catalog for ContentRoot {
             let mut subprojects = Vec::new();
             for s in self.subprojects(&p.id)?.unwrap_or_default() {
                 subprojects.push(OutlineSubproject {
-                    pages: Catalog::pages(self, &p.id, &s.id)?,
+                    pages: self.page_summaries(&p.id, &s.id)?,
                     id: s.id,
                     name: s.name,
                     description: s.description,

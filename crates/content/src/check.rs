@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::error::ContentError;
+use crate::limits::{MAX_PAGE_BYTES, human_size};
 use crate::model::{Page, Project, Subproject};
 use crate::report::is_report_name;
 use crate::segment::is_valid_id;
@@ -102,6 +103,21 @@ impl ContentRoot {
             }
         }
         for page in &pages {
+            let path = format!("{}.md", page.path());
+            let size = std::fs::metadata(self.path().join(&path)).map_or(0, |m| m.len());
+            if size > MAX_PAGE_BYTES {
+                // What is served in its place is checked by construction.
+                out.push(Diagnostic::on(
+                    path,
+                    Severity::Error,
+                    format!(
+                        "page is {size} bytes ({}), over the limit of {}: served as a notice, not rendered, searched or listed for agents",
+                        human_size(size),
+                        human_size(MAX_PAGE_BYTES)
+                    ),
+                ));
+                continue;
+            }
             check_page(page, &targets, &mut out);
         }
         self.check_reports(&mut out)?;
@@ -113,6 +129,7 @@ impl ContentRoot {
     fn check_project_meta(&self, project: &Project, out: &mut Vec<Diagnostic>) {
         let id = &project.id;
         let path = format!("{id}/{PROJECT_META}");
+        self.check_utf8(&path, out);
         if !project.meta_warnings.is_empty() {
             let line = line_of(&self.text(&path), "order:").unwrap_or(1);
             for w in &project.meta_warnings {
@@ -139,6 +156,7 @@ impl ContentRoot {
     fn check_subproject_meta(&self, s: &Subproject, out: &mut Vec<Diagnostic>) {
         let dir = format!("{}/{}", s.project, s.id);
         let meta = format!("{dir}/{SUBPROJECT_META}");
+        self.check_utf8(&meta, out);
         if let Some(e) = &s.meta_error {
             out.push(Diagnostic::at(
                 &meta,
@@ -172,6 +190,27 @@ impl ContentRoot {
                 dir,
                 Severity::Warning,
                 "subproject has no pages".into(),
+            ));
+        }
+    }
+
+    /// Names and descriptions end up in every manifest and page title: bytes that are not
+    /// UTF-8 are an error there, shown as U+FFFD everywhere.
+    fn check_utf8(&self, path: &str, out: &mut Vec<Diagnostic>) {
+        let Ok(bytes) = std::fs::read(self.path().join(path)) else {
+            return;
+        };
+        if let Err(e) = std::str::from_utf8(&bytes) {
+            let line = bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            out.push(Diagnostic::at(
+                path,
+                line,
+                Severity::Error,
+                "not valid UTF-8; invalid bytes are shown as U+FFFD".into(),
             ));
         }
     }
@@ -246,6 +285,12 @@ impl ContentRoot {
             let kind = entry
                 .file_type()
                 .map_err(|e| ContentError::io(entry.path(), e))?;
+            if kind.is_symlink() {
+                if let Some(d) = self.check_link(&path) {
+                    out.push(d);
+                }
+                continue;
+            }
             if kind.is_dir() {
                 self.check_unreachable(&path, depth + 1, out)?;
                 continue;
@@ -263,6 +308,42 @@ impl ContentRoot {
             }
         }
         Ok(())
+    }
+}
+
+impl ContentRoot {
+    /// A link in the tree, as `spin up` would copy it at start (Spin v4.0.2's loader, `copy_glob`):
+    /// the copy follows links, so a link to a file outside the tree is copied and served as if
+    /// it were content, and a link to a folder above it is copied into itself at every level
+    /// until the path is too long, and the app never starts.
+    fn check_link(&self, rel: &Path) -> Option<Diagnostic> {
+        let shown = rel.to_string_lossy().replace('\\', "/");
+        let link = self.path().join(rel);
+        let written = std::fs::read_link(&link)
+            .map(|t| t.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let root = std::fs::canonicalize(self.path()).ok()?;
+        let message = match std::fs::canonicalize(&link) {
+            Err(e) => format!(
+                "link to `{written}` cannot be followed ({e}); `spin up` fails to start on it"
+            ),
+            Ok(target)
+                if link
+                    .parent()
+                    .and_then(|p| std::fs::canonicalize(p).ok())
+                    .is_some_and(|dir| dir.starts_with(&target)) =>
+            {
+                format!(
+                    "link to `{written}`, a folder holding the link itself: `spin up` copies it into itself until the path is too long and never starts; dochub-host refuses it"
+                )
+            }
+            Ok(target) if !target.starts_with(&root) => format!(
+                "link to `{}`, outside the content tree: `spin up` copies and serves what it points to; copy the file in, or remove the link",
+                target.display()
+            ),
+            Ok(_) => return None,
+        };
+        Some(Diagnostic::on(shown, Severity::Error, message))
     }
 }
 

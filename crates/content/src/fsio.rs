@@ -61,6 +61,21 @@ pub fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
     imp::read(path)
 }
 
+/// A file read up to a limit: its bytes, or its size when it has more than the limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Capped {
+    /// The whole file.
+    Whole(Vec<u8>),
+    /// The file's size, over the limit; at most the limit and one chunk was read.
+    Over(u64),
+}
+
+/// [`read`], stopping once the file proves longer than `max` bytes: what a file may cost a
+/// component's memory is the limit, not the file.
+pub fn read_capped(path: &Path, max: u64) -> io::Result<Option<Capped>> {
+    imp::read_capped(path, max)
+}
+
 /// An open file whose byte ranges are read together.
 pub struct File(imp::File);
 
@@ -164,7 +179,10 @@ pub fn read_file(path: &Path) -> Result<Option<Vec<u8>>, ContentError> {
 }
 
 /// `None` for an error that means the file is not there, else the error.
-fn absent_or_error(path: &Path, e: std::io::Error) -> Result<Option<Vec<u8>>, ContentError> {
+pub(crate) fn absent_or_error(
+    path: &Path,
+    e: std::io::Error,
+) -> Result<Option<Vec<u8>>, ContentError> {
     match e.kind() {
         _ if is_absent(&e) => Ok(None),
         // Some platforms report reading a directory as a generic error.
@@ -348,6 +366,20 @@ mod portable {
             Err(e) if is_absent(&e) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    pub(crate) fn read_capped(path: &Path, max: u64) -> io::Result<Option<super::Capped>> {
+        let mut file = match std::fs::File::open(path) {
+            Ok(file) => file,
+            Err(e) if is_absent(&e) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut bytes = Vec::new();
+        (&mut file).take(max + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > max {
+            return Ok(Some(super::Capped::Over(file.metadata()?.len())));
+        }
+        Ok(Some(super::Capped::Whole(bytes)))
     }
 
     fn read_up_to(file: &mut std::fs::File, len: usize) -> io::Result<Vec<u8>> {
@@ -551,6 +583,28 @@ mod wasi_host {
             out.extend_from_slice(&bytes);
             if end || short {
                 return Ok(Some(out));
+            }
+        }
+    }
+
+    pub(crate) fn read_capped(path: &Path, max: u64) -> io::Result<Option<super::Capped>> {
+        let file = match open(path) {
+            Some(Ok(Some(file))) => file,
+            Some(Ok(None)) => return Ok(None),
+            Some(Err(e)) => return Err(e),
+            None => return super::portable::read_capped(path, max),
+        };
+        let mut out = Vec::new();
+        loop {
+            let (bytes, end) = file.read(CHUNK as u64, out.len() as u64).map_err(error)?;
+            let short = bytes.len() < CHUNK;
+            out.extend_from_slice(&bytes);
+            if out.len() as u64 > max {
+                let size = file.stat().map_err(error)?.size;
+                return Ok(Some(super::Capped::Over(size)));
+            }
+            if end || short {
+                return Ok(Some(super::Capped::Whole(out)));
             }
         }
     }

@@ -40,6 +40,7 @@ pub mod corpus;
 mod error;
 mod frontmatter;
 pub mod fsio;
+pub mod limits;
 pub mod llms;
 mod manifest;
 mod model;

@@ -212,8 +212,9 @@ pub struct PageSummary {
 /// How a listed page is read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PageSource {
-    /// The live tree read the file to list it: these are its bytes.
-    Read(Vec<u8>),
+    /// The live tree read the file to list it and kept only what it lists: the text is read
+    /// again when asked for, so a list of 20,000 pages holds their titles, not their text.
+    Tree,
     /// The index recorded the file's size and hash: it is read again and compared.
     Recorded {
         /// File size in bytes.
@@ -233,7 +234,7 @@ impl PageSummary {
             title: page.parsed.title,
             summary: page.parsed.summary,
             optional: page.parsed.frontmatter.llms_optional,
-            source: PageSource::Read(page.raw),
+            source: PageSource::Tree,
         }
     }
 }

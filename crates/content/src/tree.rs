@@ -5,8 +5,11 @@ use std::path::{Path, PathBuf};
 
 use crate::error::ContentError;
 use crate::frontmatter::parse_page;
-use crate::fsio::{Kind, list, read_file};
-use crate::model::{Page, Project, ProjectOutline, SchemaCoverage, Subproject, reading_order};
+use crate::fsio::{Capped, Kind, absent_or_error, list};
+use crate::limits::{MAX_PAGE_BYTES, MAX_YAML_BYTES, oversized_page};
+use crate::model::{
+    Page, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject, reading_order,
+};
 use crate::segment::is_valid_id;
 use crate::yaml::{order_field, parse_yaml, str_field};
 
@@ -135,6 +138,23 @@ impl ContentRoot {
         Ok(keyed.into_iter().map(|(_, _, id)| id).collect())
     }
 
+    /// A subproject's pages as summaries, in [`reading_order`]: each page is read and dropped
+    /// in turn, so a list holds titles, never the subproject's text ([`PageSource::Tree`]).
+    pub fn page_summaries(
+        &self,
+        project: &str,
+        subproject: &str,
+    ) -> Result<Vec<PageSummary>, ContentError> {
+        let mut keyed = Vec::new();
+        for id in self.page_ids(project, subproject)? {
+            if let Some(page) = self.page(project, subproject, &id)? {
+                keyed.push((page.parsed.frontmatter.order, PageSummary::of_page(page)));
+            }
+        }
+        keyed.sort_by(|a, b| reading_order((a.0, &a.1.title, &a.1.id), (b.0, &b.1.title, &b.1.id)));
+        Ok(keyed.into_iter().map(|(_, page)| page).collect())
+    }
+
     /// A subproject's pages, read and parsed, in [`reading_order`].
     pub fn pages(&self, project: &str, subproject: &str) -> Result<Vec<Page>, ContentError> {
         let mut out = Vec::new();
@@ -175,7 +195,7 @@ impl ContentRoot {
         page: &str,
     ) -> Result<Option<Vec<u8>>, ContentError> {
         match self.page_path(project, subproject, page) {
-            Some(path) => read_file(&path),
+            Some(path) => read_page_file(&path, page),
             None => Ok(None),
         }
     }
@@ -196,7 +216,8 @@ impl ContentRoot {
 
     /// `_master/index.md`, the hub's home document, if present.
     pub fn master_index(&self) -> Result<Option<Page>, ContentError> {
-        let Some(raw) = read_file(&self.root.join("_master").join("index.md"))? else {
+        let Some(raw) = read_page_file(&self.root.join("_master").join("index.md"), "index")?
+        else {
             return Ok(None);
         };
         Ok(Some(Page {
@@ -347,7 +368,20 @@ fn is_dir(path: &Path) -> Result<bool, ContentError> {
 }
 
 fn read_meta(path: &Path) -> Result<Meta, ContentError> {
-    let Some(bytes) = read_file(path)? else {
+    let bytes = match crate::fsio::read_capped(path, MAX_YAML_BYTES as u64) {
+        Ok(Some(Capped::Whole(bytes))) => Some(bytes),
+        Ok(Some(Capped::Over(size))) => {
+            return Ok(Meta {
+                value: serde_json::Value::Null,
+                error: Some(format!(
+                    "invalid YAML: the file is {size} bytes, over the limit of {MAX_YAML_BYTES}"
+                )),
+            });
+        }
+        Ok(None) => None,
+        Err(e) => absent_or_error(path, e)?,
+    };
+    let Some(bytes) = bytes else {
         return Ok(Meta {
             value: serde_json::Value::Null,
             error: None,
@@ -367,4 +401,15 @@ fn read_meta(path: &Path) -> Result<Meta, ContentError> {
             error: Some(format!("invalid YAML: {e}")),
         },
     })
+}
+
+/// A page file's bytes, or in place of a file over [`MAX_PAGE_BYTES`] a short page saying so
+/// ([`oversized_page`]): what every reader, live or prebuilt, serves for it.
+fn read_page_file(path: &Path, id: &str) -> Result<Option<Vec<u8>>, ContentError> {
+    match crate::fsio::read_capped(path, MAX_PAGE_BYTES) {
+        Ok(Some(Capped::Whole(bytes))) => Ok(Some(bytes)),
+        Ok(Some(Capped::Over(size))) => Ok(Some(oversized_page(id, size))),
+        Ok(None) => Ok(None),
+        Err(e) => absent_or_error(path, e),
+    }
 }

@@ -237,7 +237,9 @@ impl Catalog for IndexCatalog<'_> {
                 let path = format!("{project}/{subproject}/{}", page.id);
                 Index::verify(*size, *hash, &path, raw)
             }
-            PageSource::Read(bytes) => Ok(bytes.clone()),
+            PageSource::Tree => raw.ok_or_else(|| {
+                CatalogError::Stale(format!("{project}/{subproject}/{} is gone", page.id))
+            }),
         }
     }
 
@@ -247,7 +249,7 @@ impl Catalog for IndexCatalog<'_> {
     ) -> Result<std::collections::HashMap<u64, String>, CatalogError> {
         match page.source {
             PageSource::Recorded { number, .. } => self.index()?.highlighted(number),
-            PageSource::Read(_) => Ok(std::collections::HashMap::new()),
+            PageSource::Tree => Ok(std::collections::HashMap::new()),
         }
     }
 

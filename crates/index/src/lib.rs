@@ -852,10 +852,7 @@ impl Index {
         }
         // A damaged entry costs the page its highlighting, not its answer: the live tree
         // answers instead (plain code), and the reason is logged.
-        file.blocks(number).map_err(|e| match e {
-            ContentError::IndexDamaged { .. } => CatalogError::Stale(e.to_string()),
-            e => e.into(),
-        })
+        Ok(file.blocks(number)?)
     }
 
     /// Whether the folders `scope` depends on are as the build recorded them:

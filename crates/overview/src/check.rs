@@ -66,7 +66,9 @@ pub fn check_dir(dir: &Path) -> Result<CheckReport, CheckError> {
     let mut html_files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(err)? {
         let entry = entry.map_err(err)?;
-        if !entry.file_type().map_err(err)?.is_file() {
+        // A link counts as what it points to: Spin's start-up copy follows it and serves the
+        // file (a link leaving the tree is `dochub check`'s content walk's to report).
+        if !std::fs::metadata(entry.path()).is_ok_and(|meta| meta.is_file()) {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
