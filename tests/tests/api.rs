@@ -610,11 +610,20 @@ fn check_health_fields(h: &Value) {
             "environment",
             "service",
             "status",
+            "stores",
             "timestamp",
             "uptime",
             "version"
         ]
     );
+    // Every store the app keeps state in, each with what backs it and how it answered.
+    for store in ["hub", "key_value"] {
+        let reading = &h["stores"][store];
+        assert!(reading["kind"].is_string(), "{h}");
+        let status = reading["status"].as_str().unwrap_or_default();
+        assert!(["ok", "failed", "unconfigured"].contains(&status), "{h}");
+        assert_eq!(reading.get("error").is_some(), status != "ok", "{h}");
+    }
     assert_eq!(h["service"], "dochub");
     assert_eq!(h["version"], env!("CARGO_PKG_VERSION"));
     assert!(h["uptime"].as_f64().unwrap() >= 0.0);

@@ -3,8 +3,9 @@
 //! A thin adapter over [`dochub_app::api`], entered and left through `dochub_http` (settings,
 //! `Host` check, headers, generic errors) like every component: it reads the configuration once
 //! per request, passes the request to the library, and for `/api/health` takes
-//! the two readings only a host can give — the app's first start from the
-//! key-value store, and `SELECT 1` over outbound Postgres.
+//! the readings only a host can give: the app's first start from the key-value store, `SELECT 1`
+//! over outbound Postgres, and a probe of every store the app keeps state in (the key-value
+//! store, and the hub's SQLite `default` or its PostgreSQL at `hub_database_url`).
 //!
 //! Configuration:
 //! - env `CONTENT_DIR` (default `/content`): the content root;
@@ -22,7 +23,9 @@
 #![allow(unsafe_code)]
 
 use chrono::{DateTime, Utc};
-use dochub_app::api::{ApiConfig, Database, Gate, Health, handle_or_health, health_response};
+use dochub_app::api::{
+    ApiConfig, Database, Gate, Health, StoreReading, Stores, handle_or_health, health_response,
+};
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::respond;
 use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
@@ -67,6 +70,10 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
                 env!("CARGO_PKG_VERSION"),
                 first_start(now),
                 database(),
+                Stores {
+                    hub: hub_store(),
+                    key_value: key_value_store(),
+                },
                 settings.environment.as_str(),
                 now,
             );
@@ -187,5 +194,65 @@ fn database() -> Database {
         Database::Connected
     } else {
         Database::Disconnected
+    }
+}
+
+/// The key-value store `default`, read.
+fn key_value_store() -> StoreReading {
+    let probe = store::open("default")
+        .and_then(|bucket| bucket.get(STARTED_KEY).map(drop))
+        .map_err(|e| format!("the key-value store `default` fails: {e:?}"));
+    StoreReading::read("key-value", probe)
+}
+
+/// The hub's store, probed as the hub uses it: PostgreSQL when `hub_database_url` is set, else
+/// the SQLite database `default`, read and then asked for the write lock a send takes (an
+/// empty transaction: nothing is written). A full disk shows only when a write needs room.
+fn hub_store() -> StoreReading {
+    let url = variables::get("hub_database_url").unwrap_or_default();
+    let url = url.trim();
+    if !url.is_empty() {
+        let probe = spin_sdk::pg3::Connection::open(url)
+            .map_err(|e| format!("cannot connect to the hub's PostgreSQL: {e:?}"))
+            .and_then(|conn| {
+                conn.query("SELECT 1", &[])
+                    .map(drop)
+                    .map_err(|e| store_failure(&format!("{e:?}")))
+            });
+        return StoreReading::read("postgres", probe);
+    }
+    hub_sqlite()
+}
+
+#[cfg(not(feature = "edge"))]
+fn hub_sqlite() -> StoreReading {
+    use spin_sdk::sqlite3::Connection;
+    let probe = Connection::open_default()
+        .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))
+        .and_then(|conn| {
+            let run = |sql: &str| {
+                conn.execute(sql, &[])
+                    .map(drop)
+                    .map_err(|e| store_failure(&format!("{e:?}")))
+            };
+            run("SELECT count(*) FROM sqlite_master")?;
+            run("BEGIN IMMEDIATE")?;
+            run("ROLLBACK")
+        });
+    StoreReading::read("sqlite", probe)
+}
+
+#[cfg(feature = "edge")]
+fn hub_sqlite() -> StoreReading {
+    StoreReading::unconfigured(
+        "the edge build keeps the hub's messages in PostgreSQL: set the variable `hub_database_url`",
+    )
+}
+
+/// A store's error as the hub itself would word it to a client.
+fn store_failure(cause: &str) -> String {
+    match dochub_hub::StoreFailure::of(cause) {
+        Some(failure) => failure.message(cause),
+        None => format!("the hub's store fails: {cause}"),
     }
 }

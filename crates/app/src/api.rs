@@ -218,10 +218,64 @@ pub enum Database {
     Unknown,
 }
 
+/// One store's reading in the health check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreReading {
+    /// What backs it: `sqlite`, `postgres` or `key-value`; `none` when nothing is configured.
+    pub kind: String,
+    /// `ok`, `failed`, or `unconfigured` (a store the deployment chose not to have).
+    pub status: String,
+    /// Why it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl StoreReading {
+    /// A store that answered.
+    pub fn ok(kind: &str) -> Self {
+        Self::read(kind, Ok(()))
+    }
+
+    /// The reading of a probe of a store of `kind`.
+    pub fn read(kind: &str, probe: Result<(), String>) -> Self {
+        let (status, error) = match probe {
+            Ok(()) => ("ok", None),
+            Err(e) => ("failed", Some(e)),
+        };
+        StoreReading {
+            kind: kind.into(),
+            status: status.into(),
+            error,
+        }
+    }
+
+    /// A store the deployment does not have, and why.
+    pub fn unconfigured(why: &str) -> Self {
+        StoreReading {
+            kind: "none".into(),
+            status: "unconfigured".into(),
+            error: Some(why.into()),
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.status == "failed"
+    }
+}
+
+/// The stores the app keeps state in, each probed on every health check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stores {
+    /// The hub's messages: SQLite `default`, or PostgreSQL at `hub_database_url`.
+    pub hub: StoreReading,
+    /// The key-value store `default` (the app's first start, the build check's memo).
+    pub key_value: StoreReading,
+}
+
 /// The health status (spec 2.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Health {
-    /// `healthy`, or `degraded` when a configured database is unreachable.
+    /// `healthy`, or `degraded` when a configured database is unreachable or a store fails.
     pub status: String,
     /// [`SERVICE`].
     pub service: String,
@@ -235,6 +289,8 @@ pub struct Health {
     pub environment: String,
     /// Now, ISO 8601 UTC with milliseconds.
     pub timestamp: String,
+    /// Every store, probed (beyond the interface's fields).
+    pub stores: Stores,
 }
 
 impl Health {
@@ -243,12 +299,14 @@ impl Health {
         version: &str,
         started: DateTime<Utc>,
         database: Database,
+        stores: Stores,
         environment: &str,
         now: DateTime<Utc>,
     ) -> Health {
         let uptime_ms = (now - started).num_milliseconds().max(0);
+        let failing = stores.hub.failed() || stores.key_value.failed();
         Health {
-            status: if database == Database::Disconnected {
+            status: if database == Database::Disconnected || failing {
                 "degraded"
             } else {
                 "healthy"
@@ -260,6 +318,7 @@ impl Health {
             database,
             environment: environment.into(),
             timestamp: iso8601(now),
+            stores,
         }
     }
 }

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use chrono::Utc;
 use dochub_app::api::{
-    ApiConfig, Database, Gate, Health, Route, handle, handle_or_health, health_response, route,
+    ApiConfig, Database, Gate, Health, Route, StoreReading, Stores, handle, handle_or_health,
+    health_response, route,
 };
 use dochub_http::auth::{AuthConfig, token_digest};
 use dochub_http::query_param;
@@ -277,6 +278,7 @@ fn health_status() {
         "1.2.3",
         now - chrono::Duration::milliseconds(1500),
         Database::Disconnected,
+        stores_ok(),
         "prod",
         now,
     );
@@ -286,6 +288,7 @@ fn health_status() {
         "1.2.3",
         now + chrono::Duration::seconds(1),
         Database::Unknown,
+        stores_ok(),
         "dev",
         now,
     );
@@ -294,5 +297,30 @@ fn health_status() {
     let v: serde_json::Value = serde_json::from_slice(&res.body).unwrap();
     assert_eq!(v["database"], "unknown");
     assert_eq!(v["service"], "dochub");
+    assert_eq!(v["stores"]["hub"]["status"], "ok");
+    assert!(v["stores"]["hub"].get("error").is_none());
     assert!(health_response(&h, "HEAD").body.is_empty());
+    // One failing store degrades the whole, and its reading says why.
+    let broken = Stores {
+        hub: StoreReading::read("sqlite", Err("file is not a database".into())),
+        key_value: StoreReading::ok("key-value"),
+    };
+    let h = Health::new("1", now, Database::Unknown, broken, "dev", now);
+    assert_eq!(h.status, "degraded");
+    let v: serde_json::Value = serde_json::from_slice(&health_response(&h, "GET").body).unwrap();
+    assert_eq!(v["stores"]["hub"]["error"], "file is not a database");
+    // A hub the deployment leaves out is not a failure.
+    let docs_only = Stores {
+        hub: StoreReading::unconfigured("no `hub_database_url`"),
+        key_value: StoreReading::ok("key-value"),
+    };
+    let h = Health::new("1", now, Database::Unknown, docs_only, "dev", now);
+    assert_eq!(h.status, "healthy");
+}
+
+fn stores_ok() -> Stores {
+    Stores {
+        hub: StoreReading::ok("sqlite"),
+        key_value: StoreReading::ok("key-value"),
+    }
 }

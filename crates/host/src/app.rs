@@ -228,6 +228,9 @@ async fn services(manifest: &AppManifest, options: &LoadOptions) -> anyhow::Resu
         .map(|(id, c)| (id.clone(), c.sqlite_databases.clone()))
         .collect();
     let sqlite = SqliteDatabases::new(&sqlite_used, &options.sqlite_databases, &options.state_dir)?;
+    for problem in sqlite.problems(&sqlite_used) {
+        tracing::warn!("{problem}");
+    }
     Ok(Services {
         kv,
         sqlite,

@@ -121,6 +121,34 @@ impl SqliteDatabases {
         })
     }
 
+    /// Each used database file that exists but cannot be read, or written, with why: said once
+    /// at start, so an operator learns it before the first request fails on it. (Spin says
+    /// nothing until a statement fails; nothing here changes what a guest sees.)
+    pub fn problems(&self, used: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+        let labels: std::collections::BTreeSet<&String> = used.values().flatten().collect();
+        let mut out = Vec::new();
+        for label in labels {
+            let Some(DatabaseConfig::File(path)) = self.get(label) else {
+                continue;
+            };
+            if !path.exists() {
+                continue;
+            }
+            let probe = open(&DatabaseConfig::File(path.clone())).and_then(|conn| {
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+                conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK")
+            });
+            if let Err(e) = probe {
+                out.push(format!(
+                    "SQLite database `{label}` ({}) fails: {e}; every statement on it fails \
+                     until it is repaired or replaced",
+                    path.display()
+                ));
+            }
+        }
+        out
+    }
+
     fn get(&self, label: &str) -> Option<&DatabaseConfig> {
         self.databases.get(label)
     }

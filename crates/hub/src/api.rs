@@ -550,7 +550,9 @@ fn hub_error(e: HubError) -> Response {
         HubError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         HubError::InboxFull(_) | HubError::MachinesFull(_) => StatusCode::INSUFFICIENT_STORAGE,
         HubError::KeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,
-        HubError::Busy | HubError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        HubError::Busy | HubError::Unavailable(_) | HubError::StoreFailed(..) => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
         HubError::Config(_) | HubError::Unprepared(_) | HubError::Store(_) => {
             StatusCode::INTERNAL_SERVER_ERROR
         }

@@ -8,7 +8,7 @@ use crate::model::{
     IdempotencyKey, Inbox, InboxMessage, MachineEntry, MachineName, Message, Recipient,
     SendRequest, iso_millis,
 };
-use crate::sql::{Dialect, Sql, SqlError, SqlValue};
+use crate::sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure};
 
 /// Inbox reads return at most this many messages.
 pub const MAX_LIMIT: usize = 500;
@@ -284,7 +284,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let m = machine.as_str();
         self.with_schema(|| {
             if register {
-                self.touch(machine, now)?;
+                match self.touch(machine, now) {
+                    // Being seen is bookkeeping: a store that takes no writes still serves reads.
+                    Err(HubError::StoreFailed(StoreFailure::Unwritable, _)) => {}
+                    other => other?,
+                }
             }
             let oldest = now - self.limits.retention_ms;
             let window = self.window(machine, oldest, limit, 0);
@@ -900,6 +904,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
 fn store_error(e: SqlError) -> HubError {
     if e.is_busy() {
         HubError::Busy
+    } else if let Some(failure) = e.failure() {
+        HubError::StoreFailed(failure, failure.message(&e.0))
     } else {
         HubError::Store(e)
     }

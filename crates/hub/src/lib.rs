@@ -45,7 +45,9 @@
 //!    in an inbox, every message of that inbox with an id below `n` is already visible, which is
 //!    what lets an event stream resume after the last id it sent.
 //! 3. **An acknowledging read (`ack=true`) returns each message to one reader only, and deletes
-//!    only what it returns.** It is one `DELETE … WHERE id IN (the oldest `limit`, cut where their
+//!    only what it returns.** It is at most once: the delete commits before the answer is
+//!    delivered, so an answer lost on the way loses its messages; the two-step acknowledgement
+//!    (read, then `POST …/ack`) is at least once. It is one `DELETE … WHERE id IN (the oldest `limit`, cut where their
 //!    JSON would pass `Limits::answer_bytes`) RETURNING …`: a row is deleted by exactly one
 //!    statement, and the answer never grows past what one instance can build. A reader whose
 //!    chosen rows were all taken by a concurrent reader looks again. A long-poll (`?wait=`)
@@ -107,7 +109,7 @@ pub use model::{
     BROADCAST, IdempotencyKey, Inbox, InboxMessage, MAX_BODY, MAX_KEY_LEN, MAX_NAME_LEN,
     MachineEntry, MachineName, Message, Recipient, SendRequest, iso_millis,
 };
-pub use sql::{Dialect, Sql, SqlError, SqlValue};
+pub use sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure};
 
 /// Why a hub operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -137,6 +139,10 @@ pub enum HubError {
     /// The database cannot be reached now (503): retry.
     #[error("{0}")]
     Unavailable(String),
+    /// The store fails every request alike (503), with the message saying why
+    /// ([`StoreFailure::message`]).
+    #[error("{1}")]
+    StoreFailed(StoreFailure, String),
     /// The database is too busy to take the write now (503): retry.
     #[error("the hub is busy; retry")]
     Busy,

@@ -88,6 +88,11 @@ impl SqlError {
                 && self.0.contains("does not exist"))
     }
 
+    /// The store-wide failure this error tells of, if it is one.
+    pub fn failure(&self) -> Option<StoreFailure> {
+        StoreFailure::of(&self.0)
+    }
+
     /// Whether the database was too busy to take the write (SQLite's busy timeout ran out, or a
     /// PostgreSQL deadlock or serialization failure): worth a retry by the client.
     pub fn is_busy(&self) -> bool {
@@ -96,6 +101,75 @@ impl SqlError {
             || m.contains("database is busy")
             || m.contains("deadlock detected")
             || m.contains("could not serialize")
+    }
+}
+
+/// A store that fails every request alike, whatever the request: answered 503 naming the cause,
+/// not 500, since the fault is the store's and the client's request may well succeed later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreFailure {
+    /// The store cannot be read: not a database, damaged, or its file cannot be opened.
+    Unreadable,
+    /// The store can be read but not written: read-only, or the disk is full.
+    Unwritable,
+    /// The connection broke while a statement ran: whether it took effect is unknown.
+    ConnectionLost,
+}
+
+impl StoreFailure {
+    /// The failure a database message tells of, from SQLite's and PostgreSQL's own wording
+    /// (as Spin's `spin:sqlite` and `spin:postgres` pass them on, and `rusqlite`'s).
+    pub fn of(message: &str) -> Option<StoreFailure> {
+        let m = message.to_ascii_lowercase();
+        let any = |needles: &[&str]| needles.iter().any(|n| m.contains(n));
+        if any(&[
+            "readonly database",
+            "read-only",
+            "database or disk is full",
+            "no space left",
+        ]) {
+            Some(StoreFailure::Unwritable)
+        } else if any(&[
+            "file is not a database",
+            "disk image is malformed",
+            "unable to open database",
+            "disk i/o error",
+            "is a directory",
+        ]) {
+            Some(StoreFailure::Unreadable)
+        } else if any(&[
+            // tokio-postgres's `Debug`, which Spin v4.0.2 passes on as the error's text.
+            "kind: closed",
+            "kind: io",
+            "connection closed",
+            "(closed)",
+            "\"closed\"",
+            "connection reset",
+            "broken pipe",
+            "terminating connection",
+            "server closed the connection",
+            "unexpected eof",
+        ]) {
+            Some(StoreFailure::ConnectionLost)
+        } else {
+            None
+        }
+    }
+
+    /// What a client is told: the cause, and what to do.
+    pub fn message(self, cause: &str) -> String {
+        match self {
+            StoreFailure::Unreadable => format!(
+                "the hub's store is unreadable: {cause}; an operator must repair or replace it"
+            ),
+            StoreFailure::Unwritable => format!(
+                "the hub's store is unwritable: {cause}; reads that change nothing still work"
+            ),
+            StoreFailure::ConnectionLost => format!(
+                "the connection to the hub's store was lost during the request ({cause}), so \
+                 whether it took effect is unknown; retrying with the same Idempotency-Key is safe"
+            ),
+        }
     }
 }
 
@@ -156,5 +230,33 @@ mod tests {
         assert!(SqlError("Io(\"database is locked\")".into()).is_busy());
         assert!(SqlError("ERROR: deadlock detected".into()).is_busy());
         assert!(!SqlError("UNIQUE constraint failed".into()).is_busy());
+        for (message, failure) in [
+            ("Io(\"file is not a database\")", StoreFailure::Unreadable),
+            (
+                "Io(\"database disk image is malformed\")",
+                StoreFailure::Unreadable,
+            ),
+            (
+                "Io(\"attempt to write a readonly database\")",
+                StoreFailure::Unwritable,
+            ),
+            ("Io(\"database or disk is full\")", StoreFailure::Unwritable),
+            (
+                "QueryFailed(Text(\"connection closed\"))",
+                StoreFailure::ConnectionLost,
+            ),
+            ("QueryFailed(Closed)", StoreFailure::ConnectionLost),
+            (
+                "QueryFailed(Text(\"Error { kind: Closed, cause: None }\"))",
+                StoreFailure::ConnectionLost,
+            ),
+        ] {
+            assert_eq!(
+                SqlError(message.into()).failure(),
+                Some(failure),
+                "{message}"
+            );
+        }
+        assert_eq!(SqlError("UNIQUE constraint failed".into()).failure(), None);
     }
 }

@@ -547,3 +547,58 @@ fn an_event_stream_sends_each_message_once_and_ends_with_a_retry_hint() {
     let refused = get(&hub, "/api/inbox/b/events", &[("accept", "text/html")]);
     assert_eq!(refused.status, 406);
 }
+
+#[test]
+fn a_read_only_store_serves_reads_and_answers_writes_503_naming_it() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    let c = open(&hub);
+    c.send(&json!({"from": "a", "to": "b", "body": "kept"}), None);
+    c.get("/api/inbox/b", None);
+    let read_only = Hub::new(SqliteDb::open_read_only(&db.path()));
+    let c = open(&read_only);
+    // A read registers its machine as seen; on a store that takes no writes it still answers.
+    let (status, inbox) = c.get("/api/inbox/b?limit=5", None);
+    assert_eq!(status, StatusCode::OK, "{inbox}");
+    assert_eq!(inbox["messages"][0]["body"], "kept");
+    let (status, machines) = c.get("/machines", None);
+    assert_eq!(status, StatusCode::OK, "{machines}");
+    // What must write answers 503, saying why, and the message is still there.
+    let (status, headers, body) = c.req(
+        Method::GET,
+        "/api/inbox/b?ack=true",
+        &[],
+        Body::Bytes(Vec::new()),
+    );
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(headers["retry-after"], "1");
+    assert!(
+        error_of(&body).starts_with("the hub's store is unwritable: "),
+        "{body}"
+    );
+    let (status, body) = c.send(&json!({"from": "a", "to": "b", "body": "new"}), None);
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(error_of(&body).contains("unwritable"), "{body}");
+    let (_, inbox) = c.get("/api/inbox/b", None);
+    assert_eq!(inbox["messages"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_store_that_is_not_a_database_answers_503_naming_it() {
+    let db = TestDb::new();
+    std::fs::write(db.path(), vec![b'x'; 8192]).unwrap();
+    let hub = db.hub();
+    let c = open(&hub);
+    for (status, body) in [
+        c.send(&json!({"from": "a", "to": "b", "body": "m"}), None),
+        c.get("/api/inbox/b", None),
+        c.get("/machines", None),
+    ] {
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert!(
+            error_of(&body).starts_with("the hub's store is unreadable: "),
+            "{body}"
+        );
+        assert!(error_of(&body).contains("file is not a database"), "{body}");
+    }
+}

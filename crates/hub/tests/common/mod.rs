@@ -24,6 +24,14 @@ impl SqliteDb {
         }
     }
 
+    /// A read-only connection to `path`, as SQLite opens a file it may not write.
+    pub fn open_read_only(path: &Path) -> Self {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+        Self {
+            conn: rusqlite::Connection::open_with_flags(path, flags).expect("open read-only"),
+        }
+    }
+
     /// The connection, for tests that look at the tables directly.
     pub fn conn(&self) -> &rusqlite::Connection {
         &self.conn
