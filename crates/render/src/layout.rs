@@ -169,6 +169,28 @@ struct SidebarSubproject {
     current: bool,
     active: bool,
     pages: Vec<SidebarPage>,
+    /// Pages of the subproject the sidebar leaves out (see [`MAX_SIDEBAR_PAGES`]).
+    more: usize,
+}
+
+/// The most pages the sidebar lists of a subproject: around the page shown, the rest reached
+/// through the subproject's page. Every docs page carries its sidebar, so a subproject of
+/// 20,000 pages would otherwise make each of them weigh a megabyte.
+pub const MAX_SIDEBAR_PAGES: usize = 100;
+
+/// The part of `pages` the sidebar lists: all of them, or [`MAX_SIDEBAR_PAGES`] around the
+/// page `here` (from the first when it is none of them).
+fn sidebar_window<'a>(pages: &'a [NavItem], here: Option<&str>) -> &'a [NavItem] {
+    if pages.len() <= MAX_SIDEBAR_PAGES {
+        return pages;
+    }
+    let at = here
+        .and_then(|id| pages.iter().position(|page| page.id == id))
+        .unwrap_or(0);
+    let start = at
+        .saturating_sub(MAX_SIDEBAR_PAGES / 2)
+        .min(pages.len() - MAX_SIDEBAR_PAGES);
+    &pages[start..start + MAX_SIDEBAR_PAGES]
 }
 
 struct SidebarProject {
@@ -260,22 +282,28 @@ fn sidebar(nav: &Nav, here: &Location) -> Vec<SidebarProject> {
                     .map(|s| {
                         let sid = s.subproject.id.as_str();
                         let current = in_project && here_subproject == Some(sid);
+                        let listed = if current {
+                            sidebar_window(&s.pages, here_page)
+                        } else {
+                            &[]
+                        };
                         SidebarSubproject {
                             href: subproject_href(pid, sid),
                             name: s.subproject.name.clone(),
                             current,
                             active: current && here_page.is_none(),
-                            pages: if current {
-                                s.pages
-                                    .iter()
-                                    .map(|page| SidebarPage {
-                                        href: page_href(pid, sid, &page.id),
-                                        title: page.name.clone(),
-                                        active: here_page == Some(page.id.as_str()),
-                                    })
-                                    .collect()
+                            pages: listed
+                                .iter()
+                                .map(|page| SidebarPage {
+                                    href: page_href(pid, sid, &page.id),
+                                    title: page.name.clone(),
+                                    active: here_page == Some(page.id.as_str()),
+                                })
+                                .collect(),
+                            more: if current {
+                                s.pages.len() - listed.len()
                             } else {
-                                Vec::new()
+                                0
                             },
                         }
                     })

@@ -40,8 +40,9 @@ mod slug;
 
 pub use highlight::{Segment, highlight};
 pub use layout::{
-    Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
-    markdown_href, not_found_page, page_href, project_href, search_page, subproject_href,
+    Card, LayoutError, Location, MAX_SIDEBAR_PAGES, Nav, NavItem, NavProject, NavSubproject,
+    card_page, document_page, markdown_href, not_found_page, page_href, project_href, search_page,
+    subproject_href,
 };
 pub use markdown::{
     Rendered, TocEntry, options, render_body, render_body_highlighted, render_markdown,

@@ -452,3 +452,35 @@ fn every_page_carries_the_theme_script_and_switch() {
         assert!(html.contains(r#"<meta name="color-scheme" content="light dark">"#));
     }
 }
+
+#[test]
+fn the_sidebar_of_a_huge_subproject_lists_the_pages_around_the_one_shown() {
+    let pages: Vec<NavItem> = (0..20_000)
+        .map(|i| NavItem::new(format!("p{i:05}"), format!("Page {i}")))
+        .collect();
+    let nav = Nav {
+        projects: vec![NavProject {
+            project: NavItem::new("big", "Big"),
+            subprojects: vec![NavSubproject {
+                subproject: NavItem::new("s", "Documentation"),
+                pages,
+            }],
+        }],
+        has_reports: false,
+    };
+    let rendered = render_markdown("# Page 12345\n", &["big", "s"]);
+    let here = at("big", Some("s"), Some(("p12345", "Page 12345")));
+    let html = document_page(&nav, &here, "Page 12345", "", &rendered).expect("renders");
+    let sidebar = region(&html, r#"<nav class="sidebar""#, "</nav>");
+    let listed = sidebar.matches(r#"href="/docs/big/s/p"#).count();
+    assert_eq!(listed, dochub_render::MAX_SIDEBAR_PAGES);
+    assert!(sidebar.contains(r#"href="/docs/big/s/p12345""#));
+    assert!(
+        sidebar.contains(r#"<a href="/docs/big/s/">All 20000 pages</a>"#),
+        "{sidebar}"
+    );
+    // The pager still leads to both neighbours.
+    assert!(html.contains(r#"rel="prev" href="/docs/big/s/p12344""#));
+    assert!(html.contains(r#"rel="next" href="/docs/big/s/p12346""#));
+    assert!(html.len() < 60_000, "{} bytes", html.len());
+}
