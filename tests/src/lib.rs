@@ -27,6 +27,7 @@
 
 pub mod browser;
 pub mod clients;
+pub mod hostile;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
