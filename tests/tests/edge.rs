@@ -139,7 +139,7 @@ fn check_target(content: &Path) -> (Option<i32>, String) {
     )
 }
 
-/// A tree with one page of `bytes` bytes.
+/// A tree with one page and one report of `bytes` bytes each.
 fn tree_with_page(bytes: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("big").join("pages");
@@ -151,6 +151,15 @@ fn tree_with_page(bytes: usize) -> tempfile::TempDir {
         file.write_all(line.as_bytes()).unwrap();
     }
     std::fs::write(sub.join("small.md"), "# Small\n\nFits.\n").unwrap();
+    // A report is served whole, whatever its size (a page over 256 KiB is served as a notice).
+    let reports = dir.path().join("reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    let padding = "x".repeat(bytes);
+    std::fs::write(
+        reports.join("2026-01-01.json"),
+        format!("{{\"padding\": \"{padding}\"}}"),
+    )
+    .unwrap();
     dir
 }
 
@@ -187,8 +196,7 @@ async fn bodies_over_10_mib_are_refused_and_cut_off() {
 
     // An answer over 10 MiB never arrives whole: a 500 when its length says so up front, else
     // cut off, so that the client sees an error rather than a short text that looks whole.
-    // (/llms-full.txt puts the huge page in a part of its own, over the limit.)
-    for path in ["/api/raw/big/pages/huge", "/llms-full.txt?part=1"] {
+    for path in ["/api/report/latest"] {
         let res = reqwest::get(format!("{base}{path}")).await.unwrap();
         let status = res.status();
         let read = res.bytes().await;
@@ -202,9 +210,7 @@ async fn bodies_over_10_mib_are_refused_and_cut_off() {
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
-    let res = reqwest::get(format!("{base}/llms-full.txt?part=2"))
-        .await
-        .unwrap();
+    let res = reqwest::get(format!("{base}/llms-full.txt")).await.unwrap();
     assert_eq!(res.status(), 200);
     assert!(
         res.text()

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use dochub_tests::hostile::{at_the_limits, over_the_limits, write_tree};
-use dochub_tests::{TestApp, skip_on_edge};
+use dochub_tests::{PgDb, TestApp, skip_on_edge};
 use serde_json::Value;
 
 /// What every route answers with one of each hostile file in the tree, live or prebuilt.
@@ -253,4 +253,88 @@ async fn a_broken_hub_store_degrades_health_and_answers_503_naming_it() {
         assert_eq!(res.status(), 200, "{case}");
         app.stop().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connection_cut_mid_statement_is_a_503_saying_a_keyed_retry_is_safe() {
+    let Some(db) = PgDb::create().await else {
+        return;
+    };
+    let app = TestApp::builder()
+        .variable("hub_database_url", &db.url)
+        .start()
+        .await
+        .unwrap();
+    let client = reqwest::Client::new();
+    let send = |key: &'static str| {
+        client
+            .post(app.url("/api/send"))
+            .header("idempotency-key", key)
+            .json(&serde_json::json!({"from": "a", "to": "b", "body": "once"}))
+            .send()
+    };
+    // The hub's tables exist, and the next send is held by a lock on them.
+    assert_eq!(send("first").await.unwrap().status(), 201);
+    let admin_url = db.url.replace("?sslmode=disable", "");
+    let (locker, connection) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    locker
+        .batch_execute("BEGIN; LOCK TABLE hub_messages IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let held = tokio::spawn(send("cut"));
+    // Its statement waits on the lock: end that connection under it.
+    let started = Instant::now();
+    loop {
+        let cut = locker
+            .query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .await
+            .unwrap();
+        if !cut.is_empty() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no send waited on the lock"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let res = held.await.unwrap().unwrap();
+    assert_eq!(res.status(), 503);
+    assert_eq!(res.headers()["retry-after"], "1");
+    let body: Value = res.json().await.unwrap();
+    let message = body["error"].as_str().unwrap();
+    assert!(
+        message.contains("whether it took effect is unknown")
+            && message.contains("retrying with the same Idempotency-Key is safe"),
+        "{body}"
+    );
+    locker.batch_execute("ROLLBACK").await.unwrap();
+    // The retry the message invites stores the message once.
+    let mut stored = None;
+    for _ in 0..5 {
+        let res = send("cut").await.unwrap();
+        if res.status() == 201 {
+            stored = Some(res);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(stored.is_some(), "the keyed retry was stored");
+    let inbox: Value = client
+        .get(app.url("/api/inbox/b?limit=10"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(inbox["messages"].as_array().unwrap().len(), 2, "{inbox}");
+    app.stop().await;
 }

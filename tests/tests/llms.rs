@@ -563,15 +563,16 @@ async fn prebuilt_and_live(content: &Path, build: &Path, direct: bool) -> (TestA
     )
 }
 
-/// A tree whose full text passes 8 MiB: two projects of 3 pages of 1.5 MiB each (about 9 MiB).
+/// A tree whose full text passes 8 MiB: two projects of 24 pages of 200 KiB each (about 9.4 MiB;
+/// a page may have at most 256 KiB).
 fn large_tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     for project in ["alpha", "beta"] {
         let sub = dir.path().join(project).join("guide");
         std::fs::create_dir_all(&sub).expect("mkdir");
-        for n in 1..=3 {
+        for n in 1..=24 {
             let line = format!("{project} page {n}: the same sentence again and again.\n");
-            let body = line.repeat((3 << 19) / line.len());
+            let body = line.repeat((200 << 10) / line.len());
             std::fs::write(
                 sub.join(format!("p{n}.md")),
                 format!("---\ntitle: Page {n}\n---\n{body}"),
