@@ -71,22 +71,32 @@ async fn the_default_build_is_refused_naming_the_imports_the_platform_lacks() {
     let build = repo_root().join("build");
     let path = manifest(scratch.path(), "spin.toml", &content, &build);
     let err = format!("{:#}", start(&path, &[]).await.err().expect("refused"));
+    // The manifest is refused before any component is compiled: both ask for SQLite.
     assert!(
-        err.contains("component `api` imports what Akamai Functions does not offer"),
+        err.contains("component `api` declares sqlite_databases"),
         "{err}"
     );
-    assert!(err.contains("wasi:keyvalue/atomics@"), "{err}");
     assert!(
         err.contains("component `hub` declares sqlite_databases"),
         "{err}"
     );
 
-    // The hub built without the edge feature imports SQLite even when nothing declares it.
+    // Built without the edge feature, the api imports key-value atomics and the hub SQLite,
+    // even when nothing declares SQLite.
     let mut doc: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    doc["component"]["hub"]
-        .as_table_mut()
-        .unwrap()
-        .remove("sqlite_databases");
+    for id in ["hub", "api"] {
+        doc["component"][id]
+            .as_table_mut()
+            .unwrap()
+            .remove("sqlite_databases");
+    }
+    std::fs::write(&path, toml::to_string(&doc).unwrap()).unwrap();
+    let err = format!("{:#}", start(&path, &[]).await.err().expect("refused"));
+    assert!(
+        err.contains("component `api` imports what Akamai Functions does not offer"),
+        "{err}"
+    );
+    assert!(err.contains("wasi:keyvalue/atomics@"), "{err}");
     let edge: toml::Table =
         toml::from_str(&std::fs::read_to_string(repo_root().join("spin-edge.toml")).unwrap())
             .unwrap();
@@ -319,12 +329,17 @@ async fn the_edge_build_and_the_default_build_differ_only_where_documented() {
             component.remove("build");
         }
     }
-    let hub = default["component"]["hub"].as_table_mut().unwrap();
-    assert_eq!(
-        hub.remove("sqlite_databases")
-            .and_then(|v| v.as_array().cloned()),
-        Some(vec!["default".into()])
-    );
+    // The hub keeps its messages in SQLite `default`; the api's health check probes it.
+    for id in ["hub", "api"] {
+        let component = default["component"][id].as_table_mut().unwrap();
+        assert_eq!(
+            component
+                .remove("sqlite_databases")
+                .and_then(|v| v.as_array().cloned()),
+            Some(vec!["default".into()]),
+            "{id}"
+        );
+    }
     assert_eq!(default, edge);
     let edge = read("spin-edge.toml");
     for id in ["api", "hub"] {
