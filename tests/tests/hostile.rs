@@ -338,3 +338,32 @@ async fn a_connection_cut_mid_statement_is_a_503_saying_a_keyed_retry_is_safe() 
     assert_eq!(inbox["messages"].as_array().unwrap().len(), 2, "{inbox}");
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn health_reports_an_unreachable_hub_postgres() {
+    let app = TestApp::builder()
+        .variable(
+            "hub_database_url",
+            "postgres://postgres@127.0.0.1:1/test?sslmode=disable",
+        )
+        .start()
+        .await
+        .unwrap();
+    let health: Value = reqwest::get(app.url("/api/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert_eq!(health["stores"]["hub"]["kind"], "postgres", "{health}");
+    assert_eq!(health["stores"]["hub"]["status"], "failed", "{health}");
+    let error = health["stores"]["hub"]["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("cannot connect to the hub's PostgreSQL"),
+        "{health}"
+    );
+    // The address may hold a password: the reading names the failure, not the address.
+    assert!(!error.contains("127.0.0.1:1"), "{health}");
+    app.stop().await;
+}

@@ -421,6 +421,29 @@ fn to_v2_result(r: v3::QueryResult) -> v2::QueryResult {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_database_that_cannot_be_read_is_named_at_start() {
+        let state = tempfile::tempdir().unwrap();
+        let used = BTreeMap::from([("hub".to_string(), vec!["default".to_string()])]);
+        let databases = SqliteDatabases::new(&used, &HashMap::new(), state.path()).unwrap();
+        // Not there yet: Spin creates it at the first statement, nothing to say.
+        assert!(databases.problems(&used).is_empty());
+        let file = state.path().join(DEFAULT_DATABASE_FILE);
+        rusqlite::Connection::open(&file)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (x)")
+            .unwrap();
+        assert!(databases.problems(&used).is_empty());
+        std::fs::write(&file, vec![b'x'; 8192]).unwrap();
+        let problems = databases.problems(&used);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("SQLite database `default` (")
+                && problems[0].contains("file is not a database"),
+            "{problems:?}"
+        );
+    }
+
     fn conn(config: DatabaseConfig) -> Arc<Mutex<rusqlite::Connection>> {
         SqliteConnection { config, conn: None }
             .connection()
