@@ -58,7 +58,10 @@ pub fn is_dir(path: &Path) -> io::Result<Option<bool>> {
 
 /// The whole file; `Ok(None)` when it does not exist.
 pub fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    imp::read(path)
+    Ok(read_capped(path, u64::MAX)?.map(|read| match read {
+        Capped::Whole(bytes) => bytes,
+        Capped::Over(_) => unreachable!("no file is longer than u64::MAX bytes"),
+    }))
 }
 
 /// A file read up to a limit: its bytes, or its size when it has more than the limit.
@@ -360,14 +363,6 @@ mod portable {
         }
     }
 
-    pub(crate) fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match std::fs::read(path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if is_absent(&e) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
     pub(crate) fn read_capped(path: &Path, max: u64) -> io::Result<Option<super::Capped>> {
         let mut file = match std::fs::File::open(path) {
             Ok(file) => file,
@@ -375,7 +370,9 @@ mod portable {
             Err(e) => return Err(e),
         };
         let mut bytes = Vec::new();
-        (&mut file).take(max + 1).read_to_end(&mut bytes)?;
+        (&mut file)
+            .take(max.saturating_add(1))
+            .read_to_end(&mut bytes)?;
         if bytes.len() as u64 > max {
             return Ok(Some(super::Capped::Over(file.metadata()?.len())));
         }
@@ -566,24 +563,6 @@ mod wasi_host {
             Some(Err(ErrorCode::NoEntry)) => Ok(None),
             Some(Err(code)) => Err(error(code)),
             None => super::portable::is_dir(path),
-        }
-    }
-
-    pub(crate) fn read(path: &Path) -> io::Result<Option<Vec<u8>>> {
-        let file = match open(path) {
-            Some(Ok(Some(file))) => file,
-            Some(Ok(None)) => return Ok(None),
-            Some(Err(e)) => return Err(e),
-            None => return super::portable::read(path),
-        };
-        let mut out = Vec::new();
-        loop {
-            let (bytes, end) = file.read(CHUNK as u64, out.len() as u64).map_err(error)?;
-            let short = bytes.len() < CHUNK;
-            out.extend_from_slice(&bytes);
-            if end || short {
-                return Ok(Some(out));
-            }
         }
     }
 

@@ -127,15 +127,11 @@ impl ContentRoot {
         project: &str,
         subproject: &str,
     ) -> Result<Vec<String>, ContentError> {
-        let mut keyed = Vec::new();
-        for id in self.page_ids(project, subproject)? {
-            if let Some(page) = self.page(project, subproject, &id)? {
-                let (order, title, _) = page.reading_key();
-                keyed.push((order, title.to_owned(), id));
-            }
-        }
-        keyed.sort_by(|a, b| reading_order((a.0, &a.1, &a.2), (b.0, &b.1, &b.2)));
-        Ok(keyed.into_iter().map(|(_, _, id)| id).collect())
+        Ok(self
+            .page_summaries(project, subproject)?
+            .into_iter()
+            .map(|page| page.id)
+            .collect())
     }
 
     /// A subproject's pages as summaries, in [`reading_order`]: each page is read and dropped
