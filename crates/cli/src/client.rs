@@ -364,10 +364,44 @@ fn transport_error(base: &str, route: &str, e: reqwest::Error) -> ClientError {
 }
 
 fn protocol(route: &str, e: reqwest::Error) -> ClientError {
+    let reason = if connection_lost(&e) {
+        format!(
+            "the connection to dochub was lost before the answer was complete ({}); retry",
+            root_cause(&e)
+        )
+    } else {
+        root_cause(&e)
+    };
     ClientError::Protocol {
         path: route.to_owned(),
-        reason: root_cause(&e),
+        reason,
     }
+}
+
+/// Whether the server or the link went away mid-answer (a killed host, a dropped tunnel), as
+/// opposed to an answer that came whole but wrong.
+fn connection_lost(e: &reqwest::Error) -> bool {
+    if e.is_timeout() {
+        return false;
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::UnexpectedEof
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+            )
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    // hyper's own words for a connection closed mid-message, which carry no io::Error.
+    let text = root_cause(e);
+    e.is_body() || text.contains("connection closed before message completed")
 }
 
 /// The innermost error's text: reqwest's own is "error sending request for url (...)".

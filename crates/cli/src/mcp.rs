@@ -8,7 +8,9 @@
 //! the server runs, from the hub's event stream of that inbox.
 //! Every docs page is also a resource, `dochub://docs/<project>/<subproject>/<page>`. The machine
 //! is fixed by `--machine`: an agent can neither send as nor read the inbox of another machine.
-//! A failure is a tool error carrying the reason; the server keeps serving.
+//! A failure is a tool error carrying the reason; the server keeps serving. The stdio transport
+//! is our own ([`stdio`]): it answers every request, malformed ones with JSON-RPC's error codes,
+//! and reads no further while [`stdio::MAX_IN_FLIGHT`] requests wait for their answers.
 //!
 //! **`read_inbox` and `wait_for_messages` lose nothing.** It reads without acknowledging, returns the messages, and
 //! acknowledges them (`POST /api/inbox/<machine>/ack {"through": <last id>}`) at the start of the
@@ -19,25 +21,28 @@
 //! acknowledgement route (404/405 on a probe acknowledging nothing) is read with `ack=true`.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, JsonRpcMessage, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    RequestId, Resource, ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolResult, ContentBlock, Implementation, InitializeRequestParams, InitializeResult,
+    JsonRpcMessage, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, RequestId, Resource, ResourceContents,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::client::{Ack, Client, ClientError};
+
+mod stdio;
 
 /// The URI prefix of docs pages as resources.
 pub const RESOURCE_PREFIX: &str = "dochub://docs/";
@@ -56,7 +61,7 @@ pub async fn serve(client: Client, machine: String) -> anyhow::Result<()> {
     let book = Arc::new(AckBook::default());
     let server = DochubMcp::new(client, machine, book.clone());
     let transport = Delivery {
-        inner: AsyncRwTransport::new_server(tokio::io::stdin(), tokio::io::stdout()),
+        inner: stdio::StdioTransport::new(tokio::io::stdin(), tokio::io::stdout()),
         book,
     };
     let running = server.serve(transport).await?;
@@ -160,6 +165,8 @@ pub struct DochubMcp {
     mode: Arc<tokio::sync::Mutex<Option<AckMode>>>,
     /// The subscription to the inbox resource, while there is one.
     follower: Arc<Mutex<Option<tokio::task::AbortHandle>>>,
+    /// Whether `initialize` has been answered: a session has one.
+    initialized: Arc<AtomicBool>,
     #[allow(dead_code)] // read by the code `#[tool_handler]` generates
     tool_router: ToolRouter<Self>,
 }
@@ -174,10 +181,16 @@ pub struct SendArgs {
     pub body: String,
 }
 
+// Optional arguments are absent when not given: their schemas say `integer` or `string`, not
+// `["integer", "null"]`, which clients mapping tools onto a single-`type` dialect reject. A
+// `null` sent anyway still reads as absent.
+
 /// `read_inbox`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadArgs {
     /// How many messages to return at most, 1 to 500 (default 20).
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1, max = 500), extend("default" = DEFAULT_LIMIT))]
     pub limit: Option<u32>,
 }
 
@@ -186,10 +199,17 @@ pub struct ReadArgs {
 pub struct WaitArgs {
     /// How long to wait for a message when the inbox is empty, in seconds: 1 to 25 (default
     /// 20), under the time clients give a tool call.
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1, max = 25), extend("default" = DEFAULT_WAIT_SECONDS))]
     pub timeout_seconds: Option<u32>,
     /// How many messages to return at most, 1 to 500 (default 20).
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1, max = 500), extend("default" = DEFAULT_LIMIT))]
     pub limit: Option<u32>,
 }
+
+/// How long `wait_for_messages` waits when the agent does not say.
+const DEFAULT_WAIT_SECONDS: u32 = 20;
 
 /// The longest `wait_for_messages` waits: the hub's default `hub_max_wait`, and under the 30 to
 /// 60 s after which common MCP clients give up on a tool call.
@@ -200,6 +220,8 @@ const MAX_WAIT_SECONDS: u32 = 25;
 pub struct ListDocsArgs {
     /// Empty or absent for all projects, `<project>` for its subprojects, or
     /// `<project>/<subproject>` for its pages.
+    #[serde(default)]
+    #[schemars(with = "String", extend("default" = ""))]
     pub path: Option<String>,
 }
 
@@ -226,6 +248,7 @@ impl DochubMcp {
             book,
             mode: Arc::new(tokio::sync::Mutex::new(None)),
             follower: Arc::new(Mutex::new(None)),
+            initialized: Arc::new(AtomicBool::new(false)),
             tool_router: Self::tool_router(),
         }
     }
@@ -278,7 +301,7 @@ impl DochubMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        let seconds = args.timeout_seconds.unwrap_or(20);
+        let seconds = args.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
         if !(1..=500).contains(&limit) {
             return Ok(error_text(format!(
                 "`limit` must be from 1 to 500, not {limit}"
@@ -464,6 +487,21 @@ impl ServerHandler for DochubMcp {
             "dochub: documentation and a message hub. You are machine `{}`: send_message sends as it, read_inbox reads its inbox, wait_for_messages waits for the next messages. Browse docs with list_docs, search_docs and read_doc, or read pages as resources ({RESOURCE_PREFIX}<project>/<subproject>/<page>).",
             self.machine
         ))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if self.initialized.swap(true, Ordering::SeqCst) {
+            return Err(ErrorData::invalid_request(
+                "this session is already initialized: `initialize` is sent once, first",
+                None,
+            ));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_resources(

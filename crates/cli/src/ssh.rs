@@ -4,6 +4,10 @@
 //! The connection is a local port forward, `ssh -N -L 127.0.0.1:<free port>:<hub host:port> HOST`:
 //! requests go to the local end as plain HTTP and leave the far side against the hub's local
 //! address. No remote command runs, so no shell ever sees a message's text.
+//!
+//! The `ssh` child dies with the server however the server ends: on Linux it gets SIGKILL
+//! when the server exits or is killed (the parent-death signal, set before `ssh` starts), and
+//! everywhere it is killed when its connection is dropped.
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -143,6 +147,7 @@ impl SshTunnel {
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(stderr))
                 .kill_on_drop(true);
+            die_with_parent(&mut command);
             let child = command.spawn().map_err(|e| {
                 ClientError::Ssh(format!("cannot run `{}`: {e}", self.program.display()))
             })?;
@@ -182,6 +187,32 @@ async fn wait_ready(c: &mut Connection) -> Result<(), String> {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+/// Makes the child get SIGKILL when this process ends, even by SIGKILL: nothing else could end
+/// an `ssh -N` that a killed server leaves behind. The signal follows the thread that spawned
+/// the child; that is a worker of the server's runtime, which lives as long as the process.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(command: &mut Command) {
+    let parent = std::process::id();
+    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
+    // functions (prctl, getppid), allocating nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl: then no signal will come.
+            if libc::getppid() as u32 != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut Command) {}
 
 fn free_port() -> Result<u16, ClientError> {
     TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
