@@ -171,6 +171,26 @@ async fn docs_layout_and_navigation_in_chromium() {
         .expect("match marked");
     assert_eq!(mark.text().await.expect("text"), "zanzibar");
 
+    // The search button does the same for a reader who clicks instead of pressing Enter.
+    client.goto(&page).await.expect("goto");
+    client
+        .find(Locator::Css(r#"header input[name="q"]"#))
+        .await
+        .expect("search box")
+        .send_keys("zanzibar")
+        .await
+        .expect("type");
+    let button = client
+        .find(Locator::Css(r#"header form.search button[type="submit"]"#))
+        .await
+        .expect("a search button");
+    assert_eq!(
+        button.attr("aria-label").await.expect("label").as_deref(),
+        Some("Search")
+    );
+    button.click().await.expect("click");
+    client.wait().for_url(&results).await.expect("results page");
+
     // Clicking a sidebar link navigates; the new page's link becomes the active one.
     client.goto(&page).await.expect("goto");
     client

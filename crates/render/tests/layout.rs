@@ -85,6 +85,10 @@ fn document_page_layout() {
     // no fonts or URLs.
     assert_eq!(html.matches("<link").count(), 2);
     assert!(html.contains(r#"<link rel="icon" href="data:image/svg+xml,"#));
+    // A URL holds no raw space (HTML validators reject it): the icon's is percent-encoded.
+    let start = r#"<link rel="icon" href=""#;
+    let icon = &region(&html, start, r#"">"#)[start.len()..];
+    assert!(!icon.contains(char::is_whitespace), "{icon}");
     assert!(html.contains(
         r#"<link rel="alternate" type="text/markdown" href="/docs/dochub/docs/rendering.md">"#
     ));
@@ -101,6 +105,12 @@ fn document_page_layout() {
     }
     assert!(header.contains(r#"<form class="search" action="/docs/search" method="get""#));
     assert!(header.contains(r#"name="q""#));
+    // A form has a submit button (WCAG H32), named for screen readers.
+    let form = region(header, "<form", "</form>");
+    assert!(
+        form.contains(r#"<button type="submit" aria-label="Search">"#),
+        "{form}"
+    );
 
     // Sidebar: the current project is open, its current subproject lists its pages, the
     // current page alone is active; other projects are closed and list no pages.
