@@ -69,7 +69,12 @@ async fn main() -> anyhow::Result<()> {
         median(times).as_secs_f64()
     );
     let start = Instant::now();
-    let index = llms_txt(&root.site_intro()?, &Catalog::llms_outline(&root)?, 1);
+    let index = llms_txt(
+        &root.site_intro()?,
+        &Catalog::llms_outline(&root)?,
+        1,
+        "http://127.0.0.1:3000",
+    );
     println!(
         "llms.txt natively from the tree: {} bytes, {:.3} s",
         index.len(),

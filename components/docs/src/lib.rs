@@ -18,8 +18,8 @@
 //!   `dochub_index::build::BuildMode`);
 //! - variables `environment`, `auth_tokens` and `allowed_hosts` (see `dochub_http`: unreadable
 //!   or unknown values refuse every request);
-//! - variable `site_url`: the origin the sitemap's absolute URLs start with (empty: the
-//!   request's own).
+//! - variable `site_url`: the origin the absolute URLs of the sitemap and `/llms.txt` start
+//!   with (empty: the request's own).
 
 // `#[http_component]` expands to the canonical-ABI export glue, which is `unsafe` by nature;
 // this file writes none itself.
@@ -63,7 +63,7 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
         "/robots.txt" => Answer::Whole(crawl::robots(&config, &request, &origin())),
         "/sitemap.xml" => Answer::Whole(crawl::sitemap(&config, &request, &origin())),
         route => match LlmsRoute::from_component_route(route) {
-            Some(route) => llms::handle(&config, route, &request),
+            Some(route) => llms::handle(&config, route, &request, &origin()),
             None => Answer::Whole(handle_accepting(
                 &config,
                 &request,

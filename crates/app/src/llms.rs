@@ -80,14 +80,15 @@ pub enum Answer {
     Stream(Response, FullText),
 }
 
-/// Answers a request for `/llms.txt` or `/llms-full.txt`.
-pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &Request<'_>) -> Answer {
+/// Answers a request for `/llms.txt` or `/llms-full.txt`. `origin` is the site's scheme and
+/// authority, which the links of `/llms.txt` start with ([`crate::crawl::origin`]).
+pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &Request<'_>, origin: &str) -> Answer {
     if let Some(refused) = gate(config, req) {
         return Answer::Whole(refused);
     }
     let head = req.method.eq_ignore_ascii_case("HEAD");
     let answer = match route {
-        LlmsRoute::Index => index(config).map(Answer::Whole),
+        LlmsRoute::Index => index(config, origin).map(Answer::Whole),
         LlmsRoute::Full => full(config, req),
     };
     match answer {
@@ -109,13 +110,14 @@ pub fn handle(config: &SiteConfig, route: LlmsRoute, req: &Request<'_>) -> Answe
     }
 }
 
-fn index(config: &SiteConfig) -> Result<Response, CatalogError> {
+fn index(config: &SiteConfig, origin: &str) -> Result<Response, CatalogError> {
     let (text, warning) = config.source.read(|catalog| {
         let parts = split_parts(&catalog.llms_entry_sizes(None)?, PART_BYTES).len();
         Ok::<_, CatalogError>(llms_txt(
             &catalog.site_intro()?,
             &catalog.llms_outline()?,
             parts,
+            origin,
         ))
     })?;
     Ok(Response::new(200, LLMS_CONTENT_TYPE, text.into_bytes()).with_warning(warning))

@@ -2,7 +2,8 @@
 //! and of `/llms-full.txt`, generated from the same listings as the manifests and the docs
 //! sidebar, never from a hand-kept list.
 //!
-//! `/llms.txt` is an outline:
+//! `/llms.txt` is an outline in the format llmstxt.org defines: an H1, a blockquote, a
+//! paragraph, then H2 sections whose every list item is a link, `- [name](url): notes`:
 //!
 //! ```text
 //! # <site name>                       `_master/index.md`'s title, else "dochub"
@@ -13,16 +14,19 @@
 //!
 //! ## <project name>                    one H2 per project, in manifest order
 //!
-//! - <subproject name>: <description>  one item per subproject that has pages
-//!   - [<title>](/docs/<p>/<s>/<page>.md): <summary>
+//! - [<project name>](<origin>/docs/<p>/): <description>
+//! - [<subproject name>](<origin>/docs/<p>/<s>/): <description>   each subproject with pages
+//! - [<title>](<origin>/docs/<p>/<s>/<page>.md): <summary>        then its pages
 //!
 //! ## Optional                         pages whose frontmatter says `llms: optional`
 //!
-//! - [<title>](/docs/<p>/<s>/<page>.md): <summary>
+//! - [<title>](<origin>/docs/<p>/<s>/<page>.md): <summary>
 //! ```
 //!
-//! Links are root-relative (`/docs/...`): the host and scheme a client used are the ones
-//! that work for it, and a proxy in front of the app need not rewrite anything.
+//! The lists are flat, so that a reader that takes only top-level items still gets every
+//! page. Links are absolute, as readers of the format expect: `<origin>` is the site's
+//! `site_url`, else the request's own scheme and authority (as for the sitemap). A project
+//! without pages has an empty section: it has no page to link.
 //!
 //! `/llms-full.txt` is every page's markdown, frontmatter stripped, in manifest order
 //! (projects, subprojects and pages by id), each after a heading `# <path>: <title>` and a
@@ -37,7 +41,7 @@
 //! ```
 //! use dochub_content::llms::{Outline, SiteIntro, llms_txt};
 //! let intro = SiteIntro { name: "Docs".into(), summary: "Everything.".into() };
-//! let text = llms_txt(&intro, &Outline::default(), 1);
+//! let text = llms_txt(&intro, &Outline::default(), 1, "https://docs.example.com");
 //! assert!(text.starts_with("# Docs\n\n> Everything.\n"));
 //! ```
 
@@ -151,49 +155,57 @@ impl ContentRoot {
     }
 }
 
-/// The text of `/llms.txt`; `parts` is how many answers `/llms-full.txt` takes ([`split_parts`]).
-pub fn llms_txt(intro: &SiteIntro, outline: &Outline, parts: usize) -> String {
+/// The text of `/llms.txt`; `parts` is how many answers `/llms-full.txt` takes ([`split_parts`]),
+/// `origin` the site's scheme and authority that every link starts with (no trailing `/`).
+pub fn llms_txt(intro: &SiteIntro, outline: &Outline, parts: usize, origin: &str) -> String {
     let mut out = header(intro);
     let pages = plural(outline.page_count(), "page", "pages");
+    out.push_str(
+        "Each project and subproject below links its page on the docs site, and is followed by \
+         its pages, each linking its markdown. ",
+    );
     if parts <= 1 {
         out.push_str(&format!(
-            "Each link below is a page's markdown. Every page in one file: [llms-full.txt](/llms-full.txt) \
-             ({pages}); one project's pages: `/llms-full.txt?project=<id>`.\n"
+            "Every page in one file: [llms-full.txt]({origin}/llms-full.txt) ({pages}); one \
+             project's pages: `{origin}/llms-full.txt?project=<id>`.\n"
         ));
     } else {
         let links = (1..=parts)
-            .map(|n| format!("[part {n}](/llms-full.txt?part={n})"))
+            .map(|n| format!("[part {n}]({origin}/llms-full.txt?part={n})"))
             .collect::<Vec<_>>()
             .join(", ");
         out.push_str(&format!(
-            "Each link below is a page's markdown. Every page ({pages}) in {parts} files of at most \
-             {} MiB each: {links}; one project's pages: `/llms-full.txt?project=<id>` (in parts \
-             too when it is that large: `&part=<n>`).\n",
+            "Every page ({pages}) in {parts} files of at most {} MiB each: {links}; one \
+             project's pages: `{origin}/llms-full.txt?project=<id>` (in parts too when it is \
+             that large: `&part=<n>`).\n",
             PART_BYTES >> 20
         ));
     }
     let mut optional = Vec::new();
     for p in &outline.projects {
-        out.push_str(&format!("\n## {}\n\n", one_line(&p.name)));
-        if !p.description.trim().is_empty() {
-            out.push_str(&format!("{}\n\n", one_line(&p.description)));
-        }
+        out.push_str(&format!("\n## {}\n", one_line(&p.name)));
+        // Every list item is a link (the format's file lists): a project without pages has
+        // no page of its own to link, so its section is empty.
         if p.subprojects.iter().all(|s| s.pages.is_empty()) {
-            out.push_str("- No pages yet.\n");
             continue;
         }
+        out.push('\n');
+        let href = format!("{origin}/docs/{}/", encode_segment(&p.id));
+        out.push_str(&item(&p.name, &href, &p.description));
         for s in p.subprojects.iter().filter(|s| !s.pages.is_empty()) {
-            out.push_str(&format!("- {}", one_line(&s.name)));
-            if !s.description.trim().is_empty() {
-                out.push_str(&format!(": {}", one_line(&s.description)));
-            }
-            out.push('\n');
+            let href = format!(
+                "{origin}/docs/{}/{}/",
+                encode_segment(&p.id),
+                encode_segment(&s.id)
+            );
+            out.push_str(&item(&s.name, &href, &s.description));
             for page in &s.pages {
-                let line = link_line(&p.id, &s.id, page);
+                let href = format!("{origin}{}", twin_url(&p.id, &s.id, &page.id));
+                let line = item(&page.title, &href, &page.summary);
                 if page.optional {
                     optional.push(line);
                 } else {
-                    out.push_str(&format!("  {line}"));
+                    out.push_str(&line);
                 }
             }
         }
@@ -207,15 +219,14 @@ pub fn llms_txt(intro: &SiteIntro, outline: &Outline, parts: usize) -> String {
     out
 }
 
-/// `- [title](twin): summary` and a newline.
-fn link_line(project: &str, subproject: &str, page: &PageSummary) -> String {
-    let mut line = format!(
-        "- [{}]({})",
-        link_text(&page.title),
-        twin_url(project, subproject, &page.id)
-    );
-    if !page.summary.trim().is_empty() {
-        line.push_str(&format!(": {}", one_line(&page.summary)));
+/// `- [name](href): notes` (no `: notes` when there are none) and a newline.
+fn item(name: &str, href: &str, notes: &str) -> String {
+    // Parentheses stay legal in segments, but would end the link for a reader that takes
+    // the URL up to the first `)`, as the format's reference parser does.
+    let href = href.replace('(', "%28").replace(')', "%29");
+    let mut line = format!("- [{}]({href})", link_text(name));
+    if !notes.trim().is_empty() {
+        line.push_str(&format!(": {}", one_line(notes)));
     }
     line.push('\n');
     line
@@ -593,19 +604,24 @@ mod tests {
             name: "Hub".into(),
             summary: "Docs.".into(),
         };
-        let text = llms_txt(&intro, &crate::Catalog::llms_outline(&root).unwrap(), 1);
+        let outline = crate::Catalog::llms_outline(&root).unwrap();
+        let text = llms_txt(&intro, &outline, 1, "https://docs.example.com");
         let expected = "# Hub\n\n> Docs.\n\n\
-            Each link below is a page's markdown. Every page in one file: [llms-full.txt](/llms-full.txt) \
-            (4 pages); one project's pages: `/llms-full.txt?project=<id>`.\n\
+            Each project and subproject below links its page on the docs site, and is followed by \
+            its pages, each linking its markdown. Every page in one file: \
+            [llms-full.txt](https://docs.example.com/llms-full.txt) (4 pages); one project's pages: \
+            `https://docs.example.com/llms-full.txt?project=<id>`.\n\
             \n## Alpha\n\n\
-            - API: Routes\n  \
-              - [Landing](/docs/alpha/api/index.md): Start\n  \
-              - [Routes](/docs/alpha/api/routes.md)\n\
-            \n## Beta\n\nSecond\n\n\
-            - Core\n  \
-              - [Intro \\[1\\]](/docs/beta/core/intro.md): Two lines\n\
+            - [Alpha](https://docs.example.com/docs/alpha/)\n\
+            - [API](https://docs.example.com/docs/alpha/api/): Routes\n\
+            - [Landing](https://docs.example.com/docs/alpha/api/index.md): Start\n\
+            - [Routes](https://docs.example.com/docs/alpha/api/routes.md)\n\
+            \n## Beta\n\n\
+            - [Beta](https://docs.example.com/docs/beta/): Second\n\
+            - [Core](https://docs.example.com/docs/beta/core/)\n\
+            - [Intro \\[1\\]](https://docs.example.com/docs/beta/core/intro.md): Two lines\n\
             \n## Optional\n\n\
-            - [Old](/docs/beta/core/old.md)\n";
+            - [Old](https://docs.example.com/docs/beta/core/old.md)\n";
         assert_eq!(text, expected);
     }
 

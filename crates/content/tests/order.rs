@@ -139,6 +139,7 @@ fn manifests_and_llms_txt_list_in_reading_order() {
         &root.site_intro().unwrap(),
         &Catalog::llms_outline(&root).unwrap(),
         1,
+        "http://127.0.0.1:3000",
     );
     let at = |needle: &str| {
         text.find(needle)

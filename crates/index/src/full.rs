@@ -284,8 +284,18 @@ mod tests {
         let index = IndexCatalog::new(&root, build.path(), true, None);
         let intro = root.site_intro().unwrap();
         assert_eq!(
-            llms_txt(&intro, &index.llms_outline().unwrap(), 1),
-            llms_txt(&intro, &Catalog::llms_outline(&root).unwrap(), 1)
+            llms_txt(
+                &intro,
+                &index.llms_outline().unwrap(),
+                1,
+                "http://localhost"
+            ),
+            llms_txt(
+                &intro,
+                &Catalog::llms_outline(&root).unwrap(),
+                1,
+                "http://localhost"
+            )
         );
         for project in [None, Some("alpha"), Some("beta")] {
             let prebuilt = index.llms_full(project, None).unwrap();
