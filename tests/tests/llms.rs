@@ -177,20 +177,41 @@ async fn llms_txt_parses_back_and_every_link_is_a_page_twin() {
         .collect();
     assert_eq!(h2, names);
 
-    // Every link is well-formed; the twins are every page exactly once, and each resolves to
-    // the page's bytes.
+    // Every list item is a link, and every link is absolute, on the app's own origin (no
+    // `site_url` here). The project's and subprojects' links open their docs pages; the
+    // twins are every page exactly once, and each resolves to the page's bytes.
+    let origin = app.base_url().trim_end_matches('/').to_owned();
     let mut twins = Vec::new();
     for line in &lines {
-        if line.trim_start().starts_with("- [") {
+        if line.starts_with("- ") {
             let url = link_of(line).unwrap_or_else(|| panic!("malformed link line {line:?}"));
-            assert!(url.starts_with("/docs/"), "{line}");
-            twins.push(url.to_owned());
+            let path = url
+                .strip_prefix(&origin)
+                .unwrap_or_else(|| panic!("not an absolute link on {origin}: {line}"));
+            assert!(path.starts_with("/docs/"), "{line}");
+            if path.ends_with(".md") {
+                twins.push(path.to_owned());
+            } else {
+                assert!(path.ends_with('/'), "{line}");
+                assert_eq!(get(&app, path).await.status, 200, "{line}");
+            }
         } else if line.contains("](") {
             // The one link outside the lists: the full text, in the paragraph after the summary.
-            assert!(line.contains("[llms-full.txt](/llms-full.txt)"), "{line}");
+            assert!(
+                line.contains(&format!("[llms-full.txt]({origin}/llms-full.txt)")),
+                "{line}"
+            );
             assert!(get(&app, "/llms-full.txt").await.status == 200);
         }
+        assert!(!line.starts_with("  "), "the lists are flat: {line:?}");
     }
+    // The subproject lines of old (`- Content: How the content tree…`) are links now.
+    assert!(
+        text.contains(&format!(
+            "- [Content]({origin}/docs/dochub/content/): How the content tree"
+        )),
+        "{text}"
+    );
     let pages = pages_on_disk(&content);
     let expected: Vec<String> = pages
         .iter()
@@ -306,7 +327,7 @@ async fn llms_full_holds_every_page_once_and_filters_by_project() {
     let index = get(&app, "/llms.txt").await.text();
     let optional = &index[index.find("\n## Optional\n").expect("optional section")..];
     assert!(
-        optional.contains("- [Later](/docs/gamma/notes/later.md)"),
+        optional.contains(&app.url("/docs/gamma/notes/later.md)")),
         "{index}"
     );
     app.stop().await;
@@ -507,7 +528,9 @@ async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
     .expect("write");
     let text = get(&prebuilt, "/llms.txt").await.text();
     assert!(
-        text.contains("  - [Added](/docs/alpha/guide/added.md): New\n"),
+        text.contains(&format!(
+            "- [Added]({SITE_URL}/docs/alpha/guide/added.md): New\n"
+        )),
         "{text}"
     );
     assert_eq!(text, get(&live, "/llms.txt").await.text());
@@ -519,6 +542,9 @@ async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
     prebuilt.stop().await;
     live.stop().await;
 }
+
+/// The public origin some tests configure: every link of `/llms.txt` starts with it.
+const SITE_URL: &str = "https://docs.example.com";
 
 fn copy_tree(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).expect("read fixture") {
@@ -541,16 +567,19 @@ fn link_lines_are_read_as_the_convention_writes_them() {
 }
 
 /// Builds `content` into `build`, then starts two apps on it: one answering from that build, one
-/// from the tree; `direct`: mounted in place, so that edits after the start are seen.
+/// from the tree; `direct`: mounted in place, so that edits after the start are seen. Both
+/// have the same `site_url`, so that their answers are the same text.
 async fn prebuilt_and_live(content: &Path, build: &Path, direct: bool) -> (TestApp, TestApp) {
     let root = dochub_content::ContentRoot::open(content).expect("root");
     dochub_index::build::write_build(&root, build, chrono::Utc::now()).expect("build");
     let mut prebuilt = TestApp::builder()
+        .variable("site_url", SITE_URL)
         .content(content)
         .mount(build, "/prebuilt")
         .env("BUILD_DIR", "/prebuilt")
         .env("SERVE_PREBUILT", "1");
     let mut live = TestApp::builder()
+        .variable("site_url", SITE_URL)
         .content(content)
         .env("SERVE_PREBUILT", "0");
     if direct {
@@ -597,7 +626,10 @@ async fn a_full_text_over_8_mib_is_answered_in_parts_that_add_up_to_it() {
     for app in [&prebuilt, &live] {
         let index = get(app, "/llms.txt").await.text();
         assert!(
-            index.contains("in 2 files of at most 8 MiB each: [part 1](/llms-full.txt?part=1), [part 2](/llms-full.txt?part=2)"),
+            index.contains(&format!(
+                "in 2 files of at most 8 MiB each: [part 1]({SITE_URL}/llms-full.txt?part=1), \
+                 [part 2]({SITE_URL}/llms-full.txt?part=2)"
+            )),
             "{index}"
         );
         // No part (and part 1) is the first part; together the parts are the whole text.
@@ -625,4 +657,207 @@ async fn a_full_text_over_8_mib_is_answered_in_parts_that_add_up_to_it() {
         assert!(!alpha.contains("This is part"), "{}", &alpha[..200]);
         assert!(alpha.contains("# alpha/guide/p3: Page 3"));
     }
+}
+
+/// Runs the llms.txt format's reference implementation (`tests/llms/reference.py`, PyPI
+/// `llms-txt` in `.ci/run`'s Python) in `mode` on `text`; `None` when that Python is missing
+/// outside CI (the test is skipped).
+fn reference(mode: &str, text: &str) -> Option<serde_json::Value> {
+    let python = dochub_tests::clients::python_with(&["llms_txt"])?;
+    // Its own folder: the tool reads docs from a local `pyproject.toml` project when it finds one.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("llms.txt");
+    std::fs::write(&file, text).expect("write");
+    let out = std::process::Command::new(python)
+        .arg(repo_root().join("tests/llms/reference.py"))
+        .args([mode, file.to_str().expect("utf-8 path")])
+        .current_dir(dir.path())
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "reference.py {mode} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("one JSON object"))
+}
+
+/// What the reference parser read: `(title, summary, info, [(section, [(title, url, notes)])])`.
+type Parsed = (String, String, String, Vec<(String, Vec<[String; 3]>)>);
+
+fn parsed(json: &serde_json::Value) -> Parsed {
+    assert!(
+        json.get("error").is_none(),
+        "the reference parser failed: {json}"
+    );
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+    let sections = json["sections"]
+        .as_array()
+        .expect("sections")
+        .iter()
+        .map(|pair| {
+            let links = pair[1]
+                .as_array()
+                .expect("links")
+                .iter()
+                .map(|l| [s(&l["title"]), s(&l["url"]), s(&l["desc"])])
+                .collect();
+            (s(&pair[0]), links)
+        })
+        .collect();
+    (
+        s(&json["title"]),
+        s(&json["summary"]),
+        s(&json["info"]),
+        sections,
+    )
+}
+
+/// `/llms.txt` as the format's reference parser reads it: the site's title and summary, one
+/// section per project and the Optional one, every page's twin once, every link absolute on
+/// the request's origin, or on `site_url` when it is set.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reference_parser_reads_llms_txt_with_absolute_links() {
+    let app = TestApp::builder().start().await.expect("app starts");
+    let Some(json) = reference("parse", &get(&app, "/llms.txt").await.text()) else {
+        return;
+    };
+    let (title, summary, info, sections) = parsed(&json);
+    let content = repo_root().join("content");
+    let master = dochub_content::parse_page(
+        "index",
+        &std::fs::read(content.join("_master/index.md")).expect("master page"),
+    );
+    assert_eq!((title, summary), (master.title, master.summary));
+    let origin = app.base_url().trim_end_matches('/').to_owned();
+    assert!(
+        info.contains(&format!("[llms-full.txt]({origin}/llms-full.txt)")),
+        "{info}"
+    );
+    let names: Vec<&str> = sections.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["dochub", "Optional"]);
+    let (_, dochub) = &sections[0];
+    assert_eq!(
+        dochub[0],
+        [
+            "dochub".to_owned(),
+            format!("{origin}/docs/dochub/"),
+            "A documentation service and a message hub, built as Spin WebAssembly components \
+             in Rust. These pages document dochub itself."
+                .to_owned()
+        ]
+    );
+    assert!(
+        dochub.contains(&[
+            "Content".to_owned(),
+            format!("{origin}/docs/dochub/content/"),
+            "How the content tree is laid out, page frontmatter, reports and the content lint."
+                .to_owned()
+        ]),
+        "{dochub:?}"
+    );
+    let mut twins: Vec<String> = sections
+        .iter()
+        .flat_map(|(_, links)| links)
+        .map(|[_, url, _]| {
+            url.strip_prefix(&origin)
+                .unwrap_or_else(|| panic!("{url} is not on {origin}"))
+                .to_owned()
+        })
+        .filter(|path| path.ends_with(".md"))
+        .collect();
+    twins.sort();
+    let mut expected: Vec<String> = pages_on_disk(&content)
+        .into_iter()
+        .map(|(path, _)| format!("/docs/{path}.md"))
+        .collect();
+    expected.sort();
+    assert_eq!(twins, expected, "every page once");
+    for (_, links) in &sections {
+        for [title, url, _] in links {
+            let path = &url[origin.len()..];
+            assert_eq!(get(&app, path).await.status, 200, "{title}: {url}");
+        }
+    }
+    app.stop().await;
+
+    let app = TestApp::builder()
+        .variable("site_url", &format!("{SITE_URL}/"))
+        .start()
+        .await
+        .expect("app starts");
+    let (_, _, info, sections) = parsed(
+        &reference("parse", &get(&app, "/llms.txt").await.text()).expect("python was found"),
+    );
+    assert!(
+        info.contains(&format!("({SITE_URL}/llms-full.txt)")),
+        "{info}"
+    );
+    for (_, links) in &sections {
+        for [_, url, _] in links {
+            assert!(url.starts_with(&format!("{SITE_URL}/docs/")), "{url}");
+        }
+    }
+    app.stop().await;
+}
+
+/// `/llms-full.txt` holds what an agent gets from `/llms.txt` with the reference tool, which
+/// fetches every link (the Optional section included) into one context: each page's markdown.
+/// (`/llms-full.txt` itself is not in the format's grammar: its pages keep their own `##`
+/// headings, which the parser would read as sections of links.)
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reference_tool_gathers_the_pages_llms_full_holds() {
+    let app = TestApp::builder().start().await.expect("app starts");
+    let Some(json) = reference("ctx", &get(&app, "/llms.txt").await.text()) else {
+        return;
+    };
+    let ctx = json["ctx"].as_str().expect("context");
+    let full = get(&app, "/llms-full.txt").await.text();
+    let pages = pages_on_disk(&repo_root().join("content"));
+    for (path, file) in &pages {
+        let raw = std::fs::read_to_string(file).expect("page");
+        let id = path.rsplit('/').next().expect("id");
+        let body = dochub_content::parse_page(id, raw.as_bytes()).body;
+        // The tool joins a document's lines with `\n`, without the last newline.
+        let fetched = raw.lines().collect::<Vec<_>>().join("\n");
+        assert!(
+            ctx.contains(&fetched),
+            "{path} fetched whole by the reference tool"
+        );
+        assert!(full.contains(body.trim_end()), "{path} in /llms-full.txt");
+    }
+    app.stop().await;
+}
+
+/// A full text in parts: the reference parser reads `/llms.txt`'s links to each part, absolute.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_reference_parser_reads_the_links_to_the_parts() {
+    if dochub_tests::clients::python_with(&["llms_txt"]).is_none() {
+        return;
+    }
+    let content = large_tree();
+    let app = TestApp::builder()
+        .content(content.path())
+        .start()
+        .await
+        .expect("app starts");
+    let index = get(&app, "/llms.txt").await.text();
+    let (_, _, info, sections) = parsed(&reference("parse", &index).expect("python"));
+    let origin = app.base_url().trim_end_matches('/');
+    for n in [1, 2] {
+        let link = format!("[part {n}]({origin}/llms-full.txt?part={n})");
+        assert!(info.contains(&link), "{info}");
+        assert_eq!(
+            get(&app, &format!("/llms-full.txt?part={n}")).await.status,
+            200
+        );
+    }
+    let names: Vec<&str> = sections.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    assert_eq!(
+        sections[0].1.len(),
+        2 + 24,
+        "the project, its subproject, its pages"
+    );
+    app.stop().await;
 }
