@@ -7,8 +7,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use dochub_tests::browser::in_ci;
 use dochub_tests::clients::{Sshd, dochub_bin};
-use dochub_tests::{TestApp, fixture};
+use dochub_tests::{TestApp, fixture, repo_root};
 use serde_json::{Value, json};
 
 /// A `dochub mcp` process driven line by line.
@@ -392,4 +393,48 @@ fn a_hub_lost_mid_answer_is_reported_as_a_lost_connection_to_retry() {
         text.contains("connection to dochub was lost") && text.contains("retry"),
         "{text}"
     );
+}
+
+/// The MCP Inspector CLI (pinned with the Node 22 it needs in `tests/mcp-inspector`, installed
+/// by `.ci/run`) lists the tools with `--strict` and finds neither an error nor a warning.
+#[test]
+fn the_inspector_finds_nothing_to_warn_about_in_the_tool_schemas() {
+    let dir = repo_root().join("tests/mcp-inspector/node_modules/.bin");
+    if !dir.join("mcp-inspector").is_file() || !dir.join("node").is_file() {
+        assert!(
+            !in_ci(),
+            "the MCP Inspector is required under CI (npm ci in tests/mcp-inspector)"
+        );
+        eprintln!(
+            "skipping: the MCP Inspector is not installed: run `npm ci` in tests/mcp-inspector"
+        );
+        return;
+    }
+    let path = std::env::join_paths(std::iter::once(dir.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let out = Command::new(dir.join("mcp-inspector"))
+        .env("PATH", path)
+        .args(["--cli", "--method", "tools/list", "--strict"])
+        .arg(dochub_bin().unwrap())
+        .args(["mcp", "--machine", "laptop", "--hub", "http://127.0.0.1:9"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("the inspector runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stderr}", out.status);
+    assert!(
+        !stderr.contains("Warning") && !stderr.contains("Error"),
+        "{stderr}"
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("the tools as JSON");
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert!(names.contains(&"wait_for_messages"));
 }
