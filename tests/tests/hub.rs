@@ -143,7 +143,20 @@ async fn shapes(backend: Backend) {
     assert_eq!(content_type, "application/json");
     let sent: Value = serde_json::from_str(&answer).unwrap();
     let keys: Vec<&String> = sent.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["body", "from", "id", "timestamp", "to"]);
+    assert_eq!(
+        keys,
+        [
+            "body",
+            "from",
+            "id",
+            "importance",
+            "reply_to",
+            "subject",
+            "thread",
+            "timestamp",
+            "to"
+        ]
+    );
     assert!(sent["id"].is_u64());
     assert_eq!(
         (&sent["from"], &sent["to"], &sent["body"]),
@@ -1586,5 +1599,269 @@ async fn waits_and_streams_outlast_the_request_deadline_and_end_by_themselves() 
     assert!(text.ends_with("retry: 1000\n\n"), "{text:?}");
     assert!(text.contains(": keep-alive\n\n"), "{text:?}");
     assert!(text.contains("reconnect with Last-Event-ID: 0"), "{text:?}");
+    app.stop().await;
+}
+
+on_both!(mail, mail_on_sqlite, mail_on_postgres);
+
+async fn get_json(client: &Client, url: String) -> (StatusCode, Value) {
+    let res = client.get(url).send().await.unwrap();
+    let status = res.status();
+    (status, res.json().await.unwrap())
+}
+
+fn ids(answer: &Value) -> Vec<u64> {
+    answer["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// Subjects, importance, replies and threads, the mailbox, its search and the importance filter
+/// of the inbox, over HTTP; every bad parameter a 400 that leaks no SQL.
+async fn mail(backend: Backend) {
+    let app = backend.app().start().await.unwrap();
+    let c = Client::new();
+    let post = |message: Value| c.post(app.url("/api/send")).json(&message).send();
+    let res = post(
+        json!({"from": "lead", "to": "worker", "body": "Deploy build 412 tonight?",
+                          "subject": "Deploy", "importance": "urgent"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(res.status(), StatusCode::CREATED);
+    let ask: Value = res.json().await.unwrap();
+    assert_eq!(
+        (
+            &ask["subject"],
+            &ask["importance"],
+            &ask["thread"],
+            &ask["reply_to"]
+        ),
+        (&json!("Deploy"), &json!("urgent"), &ask["id"], &Value::Null)
+    );
+    post(json!({"from": "lead", "to": "worker", "body": "lunch?", "importance": "low"}))
+        .await
+        .unwrap();
+    let (_, urgent) = get_json(&c, app.url("/api/inbox/worker?importance=high&ack=true")).await;
+    assert_eq!(ids(&urgent), [ask["id"].as_u64().unwrap()]);
+    let reply: Value = post(
+        json!({"from": "worker", "to": "lead", "body": "yes, at 22:00",
+                                   "reply_to": ask["id"]}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        (&reply["thread"], &reply["reply_to"]),
+        (&ask["id"], &ask["id"])
+    );
+
+    let (status, worker) = get_json(&c, app.url("/api/messages/worker")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(worker["machine"], "worker");
+    let read: Vec<(&str, bool)> = worker["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["body"].as_str().unwrap(), m["read"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("yes, at 22:00", true),
+            ("lunch?", false),
+            ("Deploy build 412 tonight?", true)
+        ],
+        "newest first, what was read kept"
+    );
+    let thread = ask["id"].as_u64().unwrap();
+    let (_, in_thread) =
+        get_json(&c, app.url(&format!("/api/messages/lead?thread={thread}"))).await;
+    assert_eq!(ids(&in_thread), [reply["id"].as_u64().unwrap(), thread]);
+    let (_, found) = get_json(&c, app.url("/api/messages/lead?q=TONIGHT%20deploy")).await;
+    assert_eq!(ids(&found), [thread]);
+    let (_, page) = get_json(
+        &c,
+        app.url(&format!(
+            "/api/messages/worker?limit=1&before={}",
+            reply["id"]
+        )),
+    )
+    .await;
+    assert_eq!(page["messages"][0]["body"], "lunch?");
+    let (_, outsider) = get_json(&c, app.url("/api/messages/stranger?q=deploy")).await;
+    assert_eq!(ids(&outsider), Vec::<u64>::new());
+
+    // A reply to what the sender never saw: the same 404 as for no message at all.
+    for reply_to in [thread, 987_654] {
+        let res =
+            post(json!({"from": "stranger", "to": "lead", "body": "x", "reply_to": reply_to}))
+                .await
+                .unwrap();
+        let (status, message) = error(res).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(message.contains("has no message"), "{message}");
+    }
+    let words = "word ".repeat(5_000);
+    for (path, expected) in [
+        ("/api/messages/lead?before=-1".to_owned(), "`before`"),
+        ("/api/messages/lead?thread=abc".to_owned(), "`thread`"),
+        ("/api/messages/lead?q=%22%20*%20-".to_owned(), "no word"),
+        (format!("/api/messages/lead?q={words}"), "at most"),
+        (
+            "/api/inbox/lead?importance=critical".to_owned(),
+            "low, normal, high, urgent",
+        ),
+    ] {
+        let (status, message) = error(c.get(app.url(&path)).send().await.unwrap()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {message}");
+        assert!(message.contains(expected), "{path}: {message}");
+        assert!(!message.to_lowercase().contains("sql"), "{path}: {message}");
+    }
+    // Full-text syntax is searched as words, never run as syntax.
+    for q in [
+        "deploy%20OR%20x",
+        "%22deploy",
+        "deploy*",
+        "NEAR(deploy)",
+        "-deploy",
+    ] {
+        let (status, _) = get_json(&c, app.url(&format!("/api/messages/lead?q={q}"))).await;
+        assert_eq!(status, StatusCode::OK, "{q}");
+    }
+    for (body, expected) in [
+        (
+            json!({"from": "a", "to": "b", "body": "x", "reply_to": "7"}),
+            "positive integer",
+        ),
+        (
+            json!({"from": "a", "to": "b", "body": "x", "reply_to": 0}),
+            "positive integer",
+        ),
+        (
+            json!({"from": "a", "to": "b", "body": "x", "importance": "meh"}),
+            "one of low",
+        ),
+        (
+            json!({"from": "a", "to": "b", "body": "x", "subject": "s".repeat(201)}),
+            "at most 200",
+        ),
+    ] {
+        let (status, message) = error(post(body).await.unwrap()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{message}");
+        assert!(message.contains(expected), "{message}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mailbox_is_read_with_its_own_machines_token_only() {
+    // sha256("tok-laptop"), sha256("tok-ci")
+    let tokens = "laptop=52e2c11017bdb8f95c72ad51bb7559d067d92bd3a24e50645747146b6de13849,\
+                  ci=ee037f54510155cee42806b26a48187d4b8644857a020a77c867585a50a577ff";
+    let app = TestApp::builder()
+        .variable("environment", "production")
+        .variable("hub_tokens", tokens)
+        .start()
+        .await
+        .unwrap();
+    let c = Client::new();
+    let sent = c
+        .post(app.url("/api/send"))
+        .bearer_auth("tok-laptop")
+        .json(&json!({"from": "laptop", "to": "ci", "body": "private"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), StatusCode::CREATED);
+    let get = |token: Option<&'static str>| {
+        let mut req = c.get(app.url("/api/messages/ci?q=private"));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        req.send()
+    };
+    assert_eq!(
+        error(get(None).await.unwrap()).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        error(get(Some("tok-laptop")).await.unwrap()).await.0,
+        StatusCode::FORBIDDEN
+    );
+    let own: Value = get(Some("tok-ci")).await.unwrap().json().await.unwrap();
+    assert_eq!(own["messages"][0]["body"], "private");
+    app.stop().await;
+}
+
+/// A PostgreSQL hub made by the first release: its messages stay, gain a thread and become
+/// searchable; reads, replies and acknowledgements work at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_older_postgres_schema_is_upgraded_in_place() {
+    let Some(db) = PgDb::create().await else {
+        return;
+    };
+    let (pg, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    pg.batch_execute(&format!(
+        "CREATE TABLE hub_machines (name TEXT PRIMARY KEY, last_seen BIGINT NOT NULL);
+         CREATE TABLE hub_messages (machine TEXT NOT NULL, id BIGINT NOT NULL,
+           sender TEXT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL,
+           created BIGINT NOT NULL, PRIMARY KEY (machine, id));
+         CREATE INDEX hub_messages_created ON hub_messages (created);
+         CREATE TABLE hub_counter (name TEXT PRIMARY KEY, value BIGINT NOT NULL);
+         CREATE TABLE hub_sends (sender TEXT NOT NULL, idem_key TEXT NOT NULL,
+           id BIGINT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL,
+           created BIGINT NOT NULL, PRIMARY KEY (sender, idem_key));
+         CREATE INDEX hub_sends_created ON hub_sends (created);
+         CREATE FUNCTION hub_unread(inbox TEXT, cap BIGINT, locked BIGINT) RETURNS BIGINT
+           LANGUAGE sql VOLATILE AS
+           $$ SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = inbox LIMIT cap) n $$;
+         INSERT INTO hub_machines VALUES ('a', {now}), ('b', {now});
+         INSERT INTO hub_counter VALUES ('ids', 2), ('clock', {now});
+         INSERT INTO hub_messages VALUES ('b', 1, 'a', 'b', 'kept from the old release', {now});
+         INSERT INTO hub_messages VALUES ('b', 2, 'a', 'b', 'another old one', {now});"
+    ))
+    .await
+    .unwrap();
+    let app = TestApp::builder()
+        .variable("hub_database_url", &db.url)
+        .start()
+        .await
+        .unwrap();
+    let c = Client::new();
+    let old = inbox(&c, app.base_url(), "b", "").await;
+    assert_eq!(
+        bodies(&old),
+        ["kept from the old release", "another old one"]
+    );
+    assert_eq!(
+        (&old[0]["thread"], &old[0]["importance"]),
+        (&json!(1), &json!("normal"))
+    );
+    let reply: Value = c
+        .post(app.url("/api/send"))
+        .json(&json!({"from": "b", "to": "a", "body": "seen", "reply_to": 1}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!((&reply["id"], &reply["thread"]), (&json!(3), &json!(1)));
+    assert_eq!(drain(&c, app.base_url(), "b").await.len(), 2);
+    let (_, found) = get_json(&c, app.url("/api/messages/b?q=old%20release")).await;
+    assert_eq!(ids(&found), [1], "read, kept and searchable");
     app.stop().await;
 }

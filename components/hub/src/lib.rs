@@ -1,12 +1,14 @@
 //! The `hub` Spin component: the message hub (`/api/send`, `/api/inbox/<machine>`,
-//! `/api/inbox/<machine>/ack`, `/api/inbox/<machine>/events`, `/machines`).
+//! `/api/inbox/<machine>/ack`, `/api/inbox/<machine>/events`, `/api/messages/<machine>`,
+//! `/machines`).
 //!
 //! A thin adapter over [`dochub_hub`]. In order, so that nothing is read that need not be:
 //! the settings (`environment`, `hub_tokens`, `allowed_hosts`; unreadable or unknown: 500,
 //! never open) and the development `Host` check ([`dochub_http::admit`]); the route, method,
 //! token and content type from the request's head ([`api::check_before_body`]); only then the
 //! body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_database_url`,
-//! `hub_max_unread`, `hub_max_machines`, `hub_retention_days`, and [`Sql`] over Spin's SQLite database `default`
+//! `hub_max_unread`, `hub_max_machines`, `hub_retention_days`, `hub_max_read`, and [`Sql`] over
+//! Spin's SQLite database `default`
 //! (`spin:sqlite`), or over PostgreSQL (`spin:postgres`) when `hub_database_url` is set.
 //! Every response leaves through [`dochub_http::finish`] (request id, headers, generic 5xx).
 

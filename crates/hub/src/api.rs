@@ -6,14 +6,16 @@
 //!
 //! | Route | Method | Success |
 //! |---|---|---|
-//! | `/api/send` | POST JSON `{from,to,body}`, optional `Idempotency-Key` | 201, the stored message |
-//! | `/api/inbox/<machine>?limit=&ack=&wait=` | GET | 200, `{"machine", "messages": [...]}` |
+//! | `/api/send` | POST JSON `{from,to,body}` (and `subject`, `importance`, `reply_to`), optional `Idempotency-Key` | 201, the stored message |
+//! | `/api/inbox/<machine>?limit=&ack=&wait=&importance=` | GET | 200, `{"machine", "messages": [...]}` |
+//! | `/api/messages/<machine>?limit=&before=&thread=&q=` | GET | 200, the mailbox, newest first |
 //! | `/api/inbox/<machine>/events` | GET (`Accept: text/event-stream`) | 200, one event per message |
 //! | `/api/inbox/<machine>/ack` | POST JSON `{"through": <id>}` | 200, `{"machine", "acknowledged"}` |
 //! | `/machines` | GET | 200, `[{"name", "last_seen"}]` |
 //!
 //! Errors are JSON `{"error": "..."}`: 400 bad input, 401 no valid token (production), 403 a
-//! token acting for another machine, 404 unknown path, 405 other methods (with `Allow`), 406 an
+//! token acting for another machine, 404 unknown path or a `reply_to` not in the sender's
+//! mailbox, 405 other methods (with `Allow`), 406 an
 //! event stream for a client that does not accept `text/event-stream`, 413 a message body over
 //! 64 KiB (or a request over [`MAX_REQUEST`]), 415 not JSON, 422 an `Idempotency-Key` the
 //! sender already used for another recipient or body, 500 database or setting failure, 503
@@ -29,8 +31,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::HubError;
 use crate::auth::{Access, CHALLENGE, HubAuth};
-use crate::hub::{Clock, DEFAULT_LIMIT, Hub, MAX_LIMIT};
-use crate::model::{IdempotencyKey, MAX_BODY, MachineName, SendRequest};
+use crate::hub::{
+    Clock, DEFAULT_LIMIT, Hub, MAX_LIMIT, MAX_MAILBOX_LIMIT, MailboxQuery, search_words,
+};
+use crate::model::{IdempotencyKey, Importance, MAX_BODY, MachineName, SendRequest};
 use crate::sql::Sql;
 use crate::wait::{Connect, EventStream, Pause, ThreadPause, WaitError, WaitingRead};
 
@@ -55,6 +59,7 @@ enum Route<'a> {
     Inbox(&'a str),
     Acknowledge(&'a str),
     Events(&'a str),
+    Mailbox(&'a str),
 }
 
 impl<'a> Route<'a> {
@@ -63,6 +68,10 @@ impl<'a> Route<'a> {
             "/api/send" => return Some(Route::Send),
             "/machines" => return Some(Route::Machines),
             _ => {}
+        }
+        if let Some(machine) = path.strip_prefix("/api/messages/") {
+            return (!machine.is_empty() && !machine.contains('/'))
+                .then_some(Route::Mailbox(machine));
         }
         let rest = path.strip_prefix("/api/inbox/")?;
         match rest.split('/').collect::<Vec<_>>()[..] {
@@ -76,7 +85,9 @@ impl<'a> Route<'a> {
     fn method(self) -> (Method, &'static str) {
         match self {
             Route::Send | Route::Acknowledge(_) => (Method::POST, "POST"),
-            Route::Machines | Route::Inbox(_) | Route::Events(_) => (Method::GET, "GET"),
+            Route::Machines | Route::Inbox(_) | Route::Events(_) | Route::Mailbox(_) => {
+                (Method::GET, "GET")
+            }
         }
     }
 }
@@ -186,6 +197,7 @@ pub fn answer<S: Sql, C: Clock>(
         Some(Route::Inbox(machine)) => return inbox(hub, auth, machine, &request),
         Some(Route::Events(machine)) => return events(hub, auth, machine, &request),
         Some(Route::Acknowledge(machine)) => acknowledge(hub, auth, machine, request),
+        Some(Route::Mailbox(machine)) => mailbox(hub, auth, machine, &request),
         None => error(StatusCode::NOT_FOUND, &format!("no hub route for {path}")),
     })
 }
@@ -254,7 +266,8 @@ fn inbox<S: Sql, C: Clock>(
     // A mistyped name in an anonymous peek must not become a machine that collects every
     // broadcast: only an authenticated or acknowledging read registers.
     let register = read.ack || matches!(access, Access::Machine(_));
-    let inbox = match hub.inbox(&machine, read.limit, read.ack, register) {
+    let inbox = match hub.inbox_at_least(&machine, read.importance, read.limit, read.ack, register)
+    {
         Ok(inbox) => inbox,
         Err(e) => return Answer::Now(hub_error(e)),
     };
@@ -268,8 +281,65 @@ fn inbox<S: Sql, C: Clock>(
             limit: read.limit,
             ack: read.ack,
             wait: read.wait,
+            importance: read.importance,
         }),
     })
+}
+
+fn mailbox<S: Sql, C: Clock>(
+    hub: &Hub<S, C>,
+    auth: &HubAuth,
+    machine: &str,
+    request: &http::Request<Body>,
+) -> Response {
+    let access = access(auth, request);
+    if access == Access::Denied {
+        return unauthorized();
+    }
+    let query = request.uri().query().unwrap_or("");
+    let parsed =
+        MachineName::parse(machine, "machine").and_then(|m| Ok((m, mailbox_query(query)?)));
+    let (machine, query) = match parsed {
+        Ok(p) => p,
+        Err(e) => return hub_error(e),
+    };
+    if !access.may_act_as(&machine) {
+        return error(
+            StatusCode::FORBIDDEN,
+            &format!("this token may not read the mailbox of `{machine}`"),
+        );
+    }
+    respond(hub.mailbox(&machine, &query).map(|m| (StatusCode::OK, m)))
+}
+
+/// `limit` (default 50, clamped to 1..=200), `before` and `thread` (message ids: positive
+/// integers) and `q` (words to search for); other parameters are ignored.
+fn mailbox_query(query: &str) -> Result<MailboxQuery, HubError> {
+    let mut read = MailboxQuery {
+        limit: DEFAULT_LIMIT,
+        ..MailboxQuery::default()
+    };
+    let id = |value: &str, what: &str| {
+        value
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0 && value.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| {
+                HubError::Invalid(format!(
+                    "`{what}` must be a message id (a positive integer), not `{value}`"
+                ))
+            })
+    };
+    for (key, value) in dochub_http::query_pairs(query) {
+        match key.as_str() {
+            "limit" => read.limit = parse_limit(&value)?.min(MAX_MAILBOX_LIMIT),
+            "before" => read.before = Some(id(&value, "before")?),
+            "thread" => read.thread = Some(id(&value, "thread")?),
+            "q" => read.words = Some(search_words(&value)?),
+            _ => {}
+        }
+    }
+    Ok(read)
 }
 
 fn events<S: Sql, C: Clock>(
@@ -452,16 +522,19 @@ struct InboxQuery {
     limit: usize,
     ack: bool,
     wait: std::time::Duration,
+    importance: Importance,
 }
 
 /// `limit` (default 50; a number outside 1..=500 is clamped into it), `ack` (true/false, 1/0,
-/// yes/no, on/off in any case; bare `ack` is true; default false) and `wait` (seconds, a
-/// decimal number from 0, clamped to `max_wait`; default 0); other parameters are ignored.
+/// yes/no, on/off in any case; bare `ack` is true; default false), `wait` (seconds, a
+/// decimal number from 0, clamped to `max_wait`; default 0) and `importance` (the least a
+/// message returned has; default all); other parameters are ignored.
 fn inbox_query(query: &str, max_wait: std::time::Duration) -> Result<InboxQuery, HubError> {
     let mut read = InboxQuery {
         limit: DEFAULT_LIMIT,
         ack: false,
         wait: std::time::Duration::ZERO,
+        importance: Importance::Low,
     };
     for (key, value) in dochub_http::query_pairs(query) {
         match key.as_str() {
@@ -478,6 +551,7 @@ fn inbox_query(query: &str, max_wait: std::time::Duration) -> Result<InboxQuery,
                 };
             }
             "wait" => read.wait = parse_wait(&value, max_wait)?,
+            "importance" => read.importance = Importance::parse(&value, "importance")?,
             _ => {}
         }
     }
@@ -547,6 +621,7 @@ fn respond<T: Serialize>(result: Result<(StatusCode, T), HubError>) -> Response 
 fn hub_error(e: HubError) -> Response {
     let status = match e {
         HubError::Invalid(_) => StatusCode::BAD_REQUEST,
+        HubError::NotFound(_) => StatusCode::NOT_FOUND,
         HubError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         HubError::InboxFull(_) | HubError::MachinesFull(_) => StatusCode::INSUFFICIENT_STORAGE,
         HubError::KeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,

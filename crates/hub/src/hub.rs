@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::HubError;
 use crate::model::{
-    IdempotencyKey, Inbox, InboxMessage, MachineEntry, MachineName, Message, Recipient,
+    IdempotencyKey, Importance, Inbox, InboxMessage, MachineEntry, MachineName, Message, Recipient,
     SendRequest, iso_millis,
 };
 use crate::sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure};
@@ -32,6 +32,14 @@ pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(25);
 pub const DEFAULT_MAX_MACHINES: u64 = 10_000;
 /// Default of the variable `hub_retention_days`.
 pub const DEFAULT_RETENTION_DAYS: u64 = 30;
+/// Default of the variable `hub_max_read`: read messages a mailbox keeps.
+pub const DEFAULT_MAX_READ: u64 = 10_000;
+/// Mailbox reads return at most this many messages.
+pub const MAX_MAILBOX_LIMIT: usize = 200;
+/// The most words a mailbox search takes.
+pub const MAX_SEARCH_WORDS: usize = 32;
+/// The longest mailbox search, in bytes.
+pub const MAX_SEARCH_BYTES: usize = 1_000;
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 /// An acknowledging read that lost every message it chose to a concurrent reader looks again at
 /// most this many times.
@@ -51,15 +59,21 @@ const BUSY_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 /// half-way, completes it. Messages are one row per recipient; `id` is the hub-wide message id
 /// (the copies of a broadcast share it), allocated from `hub_counter` under its row lock, so
 /// ids are committed in increasing order (see the crate docs).
+///
+/// A machine's mailbox is its rows: one per message it received (`read_at` NULL while unread,
+/// the inbox) and one per message it sent to others (written read). The columns after `created`
+/// came with the mailbox; [`UPGRADE`] adds them to a database of an earlier release.
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS hub_machines (name TEXT PRIMARY KEY, last_seen BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS hub_messages (machine TEXT NOT NULL, id BIGINT NOT NULL, \
      sender TEXT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL, created BIGINT NOT NULL, \
-     PRIMARY KEY (machine, id))",
+     subject TEXT, importance BIGINT NOT NULL DEFAULT 1, thread BIGINT, reply_to BIGINT, \
+     read_at BIGINT, PRIMARY KEY (machine, id))",
     "CREATE INDEX IF NOT EXISTS hub_messages_created ON hub_messages (created)",
     "CREATE TABLE IF NOT EXISTS hub_counter (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS hub_sends (sender TEXT NOT NULL, idem_key TEXT NOT NULL, \
      id BIGINT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL, created BIGINT NOT NULL, \
+     subject TEXT, importance BIGINT NOT NULL DEFAULT 1, thread BIGINT, reply_to BIGINT, \
      PRIMARY KEY (sender, idem_key))",
     "CREATE INDEX IF NOT EXISTS hub_sends_created ON hub_sends (created)",
     // The counter rows. Created with the tables, they start at 0; if one is ever missing
@@ -75,20 +89,59 @@ const SCHEMA: &[&str] = &[
      WHERE true ON CONFLICT (name) DO NOTHING",
 ];
 
+/// The columns added since the first release, by table: [`Hub::upgrade`] adds what a database
+/// lacks, then the statements of [`AFTER_UPGRADE`] run.
+const UPGRADE: &[(&str, &str, &str)] = &[
+    ("hub_messages", "subject", "TEXT"),
+    ("hub_messages", "importance", "BIGINT NOT NULL DEFAULT 1"),
+    ("hub_messages", "thread", "BIGINT"),
+    ("hub_messages", "reply_to", "BIGINT"),
+    ("hub_messages", "read_at", "BIGINT"),
+    ("hub_sends", "subject", "TEXT"),
+    ("hub_sends", "importance", "BIGINT NOT NULL DEFAULT 1"),
+    ("hub_sends", "thread", "BIGINT"),
+    ("hub_sends", "reply_to", "BIGINT"),
+];
+
+/// Set-up after the columns exist: every message of an earlier release starts its own thread,
+/// and the indexes of the inbox (unread rows), the read rows (trimmed oldest first) and threads.
+const AFTER_UPGRADE: &[&str] = &[
+    "UPDATE hub_messages SET thread = id WHERE thread IS NULL",
+    "UPDATE hub_sends SET thread = id WHERE thread IS NULL",
+    "CREATE INDEX IF NOT EXISTS hub_messages_unread ON hub_messages (machine, id) \
+     WHERE read_at IS NULL",
+    "CREATE INDEX IF NOT EXISTS hub_messages_read ON hub_messages (machine, id) \
+     WHERE read_at IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS hub_messages_thread ON hub_messages (machine, thread)",
+];
+
+/// SQLite's full-text index of subjects and bodies: one row per message (its id as rowid), not
+/// per copy. FTS5 is compiled into the SQLite of Spin v4.0.2 (rusqlite's bundled build).
+const SQLITE_SEARCH: &str = "CREATE VIRTUAL TABLE hub_search USING fts5(subject, body)";
+
+/// PostgreSQL's: a generated `tsvector` of each row with a GIN index (the `simple`
+/// configuration: case-folded words, no stemming, any language).
+const PG_SEARCH: &[&str] = &[
+    "ALTER TABLE hub_messages ADD COLUMN IF NOT EXISTS search tsvector GENERATED ALWAYS AS \
+     (to_tsvector('simple', COALESCE(subject, '') || ' ' || body)) STORED",
+    "CREATE INDEX IF NOT EXISTS hub_messages_search ON hub_messages USING GIN (search)",
+];
+
 /// PostgreSQL only: the unread count of one inbox, up to `cap`. A `VOLATILE` function takes a
 /// fresh snapshot for its query, where the send statement that calls it has the snapshot of
 /// its start, taken before it waited for the counter lock; so the count sees every send that
 /// committed meanwhile, and the unread cap is exact. `locked` is the id the caller allocated
 /// under the lock: passing it makes the call depend on the lock having been taken.
-const PG_UNREAD: &str = "CREATE FUNCTION hub_unread(inbox TEXT, cap BIGINT, \
+const PG_UNREAD: &str = "CREATE FUNCTION hub_inbox_unread(inbox TEXT, cap BIGINT, \
      locked BIGINT) RETURNS BIGINT LANGUAGE sql VOLATILE AS \
-     $$ SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = inbox LIMIT cap) n $$";
+     $$ SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = inbox \
+     AND read_at IS NULL LIMIT cap) n $$";
 
 /// How many set-up passes run before giving up. On PostgreSQL, `CREATE ... IF NOT EXISTS`
 /// racing the same statement of another request fails (a duplicate key in `pg_type`); the next
 /// pass finds that object made and may meet the race on the next one, so there is one pass
 /// per object and a few more.
-const SET_UP_PASSES: usize = SCHEMA.len() + 4;
+const SET_UP_PASSES: usize = SCHEMA.len() + UPGRADE.len() + AFTER_UPGRADE.len() + 4;
 
 /// What a send's insert did.
 enum Stored {
@@ -109,7 +162,50 @@ fn room_for_machines(cap: &str) -> String {
 }
 
 /// The columns of a message row, in the order [`message_of`] reads them.
-const MESSAGE_COLUMNS: &str = "id, sender, recipient, body, created";
+const MESSAGE_COLUMNS: &str =
+    "id, sender, recipient, body, created, subject, importance, thread, reply_to";
+
+/// What a mailbox read asks for (`GET /api/messages/<machine>`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MailboxQuery {
+    /// The most messages to return (clamped to 1..=[`MAX_MAILBOX_LIMIT`]).
+    pub limit: usize,
+    /// Only messages with a smaller id: the page before.
+    pub before: Option<u64>,
+    /// Only this thread.
+    pub thread: Option<u64>,
+    /// Only messages whose subject or body holds every one of these words ([`search_words`]).
+    pub words: Option<Vec<String>>,
+}
+
+/// The words of a search: runs of letters and digits, at most [`MAX_SEARCH_WORDS`] of them in
+/// at most [`MAX_SEARCH_BYTES`]. Everything else separates words, so no character of the text
+/// reaches a full-text engine as syntax.
+pub fn search_words(text: &str) -> Result<Vec<String>, HubError> {
+    if text.len() > MAX_SEARCH_BYTES {
+        return Err(HubError::Invalid(format!(
+            "`q` is {} bytes long; a search takes at most {MAX_SEARCH_BYTES}",
+            text.len()
+        )));
+    }
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if words.is_empty() {
+        return Err(HubError::Invalid(
+            "`q` holds no word to search for (letters or digits)".to_owned(),
+        ));
+    }
+    if words.len() > MAX_SEARCH_WORDS {
+        return Err(HubError::Invalid(format!(
+            "`q` holds {} words; a search takes at most {MAX_SEARCH_WORDS}",
+            words.len()
+        )));
+    }
+    Ok(words)
+}
 
 /// Where the hub gets the time from.
 pub trait Clock {
@@ -155,9 +251,12 @@ pub struct Limits {
     /// PostgreSQL the count and the insert are one statement but not under a lock, so new
     /// names that race may pass it by as many as race.
     pub max_machines: u64,
-    /// Unread messages older than this are deleted, and machines unseen for longer drop out of
-    /// broadcasts and of `/machines`, in milliseconds.
+    /// Messages older than this, read or not, are deleted, and machines unseen for longer drop
+    /// out of broadcasts and of `/machines`, in milliseconds.
     pub retention_ms: i64,
+    /// Read messages (received and acknowledged, or sent) a machine's mailbox keeps; past it the
+    /// oldest read ones go first. Unread messages are never dropped to make room.
+    pub max_read: u64,
     /// The longest a long-poll (`?wait=`) waits and an event stream lasts (variable
     /// `hub_max_wait`, in seconds): under the 30 s after which edge hosts end a request.
     pub max_wait: Duration,
@@ -174,6 +273,7 @@ impl Default for Limits {
             max_unread: DEFAULT_MAX_UNREAD,
             max_machines: DEFAULT_MAX_MACHINES,
             retention_ms: DEFAULT_RETENTION_DAYS as i64 * DAY_MS,
+            max_read: DEFAULT_MAX_READ,
             max_wait: DEFAULT_MAX_WAIT,
             answer_bytes: DEFAULT_ANSWER_BYTES,
         }
@@ -206,6 +306,7 @@ impl Limits {
             max_unread: number("hub_max_unread", 1_000_000_000, DEFAULT_MAX_UNREAD)?,
             max_machines: number("hub_max_machines", 1_000_000_000, DEFAULT_MAX_MACHINES)?,
             retention_ms: days as i64 * DAY_MS,
+            max_read: number("hub_max_read", 1_000_000_000, DEFAULT_MAX_READ)?,
             max_wait: Duration::from_secs(number(
                 "hub_max_wait",
                 3_600,
@@ -280,6 +381,18 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         ack: bool,
         register: bool,
     ) -> Result<Inbox, HubError> {
+        self.inbox_at_least(machine, Importance::Low, limit, ack, register)
+    }
+
+    /// [`Hub::inbox`] keeping to unread messages of `importance` or above.
+    pub fn inbox_at_least(
+        &self,
+        machine: &MachineName,
+        importance: Importance,
+        limit: usize,
+        ack: bool,
+        register: bool,
+    ) -> Result<Inbox, HubError> {
         let now = self.clock.now_ms();
         let m = machine.as_str();
         self.with_schema(|| {
@@ -291,9 +404,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 }
             }
             let oldest = now - self.limits.retention_ms;
-            let window = self.window(machine, oldest, limit, 0);
+            let window = self.window(machine, oldest, limit, 0, importance);
             let messages = if ack {
-                self.take(&window)?
+                let taken = self.take(&window, now)?;
+                if !taken.is_empty() {
+                    self.trim_read(machine)?;
+                }
+                taken
             } else {
                 self.peek(&window)?
             };
@@ -315,14 +432,29 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// Whether `machine`'s inbox holds an unexpired message with an id above `after`: one
     /// indexed look, what a waiting request asks at each look.
     pub fn has_unread(&self, machine: &MachineName, after: u64) -> Result<bool, HubError> {
+        self.has_unread_at_least(machine, after, Importance::Low)
+    }
+
+    /// [`Hub::has_unread`] counting only messages of `importance` or above.
+    pub fn has_unread_at_least(
+        &self,
+        machine: &MachineName,
+        after: u64,
+        importance: Importance,
+    ) -> Result<bool, HubError> {
         let oldest = self.clock.now_ms() - self.limits.retention_ms;
         let after = i64::try_from(after).unwrap_or(i64::MAX);
         self.with_schema(|| {
             Ok(!self
                 .query(
-                    "SELECT 1 FROM hub_messages WHERE machine = $1 AND id > $2 AND created >= $3 \
-                     LIMIT 1",
-                    &[machine.as_str().into(), after.into(), oldest.into()],
+                    "SELECT 1 FROM hub_messages WHERE machine = $1 AND read_at IS NULL \
+                     AND id > $2 AND created >= $3 AND importance >= $4 LIMIT 1",
+                    &[
+                        machine.as_str().into(),
+                        after.into(),
+                        oldest.into(),
+                        importance.level().into(),
+                    ],
                 )?
                 .is_empty())
         })
@@ -337,12 +469,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         limit: usize,
     ) -> Result<Vec<Message>, HubError> {
         let oldest = self.clock.now_ms() - self.limits.retention_ms;
-        let window = self.window(machine, oldest, limit, after);
+        let window = self.window(machine, oldest, limit, after, Importance::Low);
         self.with_schema(|| self.peek(&window))
     }
 
     /// The messages of `window`, oldest first, left unread.
-    fn peek(&self, window: &[SqlValue; 5]) -> Result<Vec<Message>, HubError> {
+    fn peek(&self, window: &[SqlValue; 6]) -> Result<Vec<Message>, HubError> {
         self.query(
             &format!(
                 "SELECT {MESSAGE_COLUMNS} FROM hub_messages \
@@ -369,7 +501,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         oldest: i64,
         limit: usize,
         after: u64,
-    ) -> [SqlValue; 5] {
+        importance: Importance,
+    ) -> [SqlValue; 6] {
         let limit = limit.clamp(1, MAX_LIMIT) as i64;
         let answer_bytes = i64::try_from(self.limits.answer_bytes).unwrap_or(i64::MAX);
         let after = i64::try_from(after).unwrap_or(i64::MAX);
@@ -379,20 +512,111 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             limit.into(),
             answer_bytes.into(),
             after.into(),
+            importance.level().into(),
         ]
     }
 
     /// Marks every message of `machine`'s inbox with an id up to and including `through` read
-    /// (deletes it) and registers the machine; returns how many were marked. A repeat returns 0.
+    /// (it leaves the inbox and stays in the mailbox) and registers the machine; returns how
+    /// many were marked. A repeat returns 0.
     pub fn acknowledge(&self, machine: &MachineName, through: u64) -> Result<u64, HubError> {
         let through = i64::try_from(through).unwrap_or(i64::MAX);
         let now = self.clock.now_ms();
         self.with_schema(|| {
             self.touch(machine, now)?;
-            self.execute(
-                "DELETE FROM hub_messages WHERE machine = $1 AND id <= $2",
-                &[machine.as_str().into(), through.into()],
-            )
+            let marked = self.execute(
+                "UPDATE hub_messages SET read_at = $3 \
+                 WHERE machine = $1 AND id <= $2 AND read_at IS NULL",
+                &[machine.as_str().into(), through.into(), now.into()],
+            )?;
+            if marked > 0 {
+                self.trim_read(machine)?;
+            }
+            Ok(marked)
+        })
+    }
+
+    /// `machine`'s mailbox: the messages it received (read or not) and sent, newest first,
+    /// bounded in bytes like an inbox answer; acknowledges nothing.
+    pub fn mailbox(&self, machine: &MachineName, query: &MailboxQuery) -> Result<Inbox, HubError> {
+        let oldest = self.clock.now_ms() - self.limits.retention_ms;
+        let limit = query.limit.clamp(1, MAX_MAILBOX_LIMIT) as i64;
+        let before = query
+            .before
+            .map_or(i64::MAX, |b| i64::try_from(b).unwrap_or(i64::MAX));
+        let mut params: Vec<SqlValue> = vec![
+            machine.as_str().into(),
+            oldest.into(),
+            before.into(),
+            limit.into(),
+            i64::try_from(self.limits.answer_bytes)
+                .unwrap_or(i64::MAX)
+                .into(),
+        ];
+        let columns = "m.id, m.sender, m.recipient, m.body, m.created, m.subject, m.importance, \
+                       m.thread, m.reply_to, m.read_at";
+        let mut filter = String::new();
+        if let Some(thread) = query.thread {
+            params.push(i64::try_from(thread).unwrap_or(i64::MAX).into());
+            filter = format!(" AND m.thread = ${}", params.len());
+        }
+        let rows = match &query.words {
+            None => format!(
+                "SELECT {columns} FROM hub_messages m WHERE m.machine = $1 AND m.created >= $2 \
+                 AND m.id < $3{filter} ORDER BY m.id DESC LIMIT $4"
+            ),
+            Some(words) => match self.db.dialect() {
+                Dialect::Sqlite => {
+                    // Each word quoted: FTS5's operators (`OR`, `NEAR`, `*`, `-`) stay words.
+                    let expression = words
+                        .iter()
+                        .map(|w| format!("\"{w}\""))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    params.push(expression.as_str().into());
+                    format!(
+                        "SELECT {columns} FROM hub_search s \
+                         JOIN hub_messages m ON m.machine = $1 AND m.id = s.rowid \
+                         WHERE hub_search MATCH ${} AND s.rowid < $3 AND m.created >= $2{filter} \
+                         ORDER BY s.rowid DESC LIMIT $4",
+                        params.len()
+                    )
+                }
+                Dialect::Postgres => {
+                    params.push(words.join(" ").as_str().into());
+                    format!(
+                        "SELECT {columns} FROM hub_messages m WHERE m.machine = $1 \
+                         AND m.created >= $2 AND m.id < $3{filter} \
+                         AND m.search @@ plainto_tsquery('simple', CAST(${} AS TEXT)) \
+                         ORDER BY m.id DESC LIMIT $4",
+                        params.len()
+                    )
+                }
+            },
+        };
+        let size = format!("(6 * LENGTH(body) + {MESSAGE_JSON_OVERHEAD})");
+        let sql = format!(
+            "SELECT {MESSAGE_COLUMNS}, read_at FROM (SELECT r.*, \
+             SUM{size} OVER (ORDER BY id DESC) - {size} AS before_it FROM ({rows}) r) w \
+             WHERE w.before_it < CAST($5 AS BIGINT) ORDER BY id DESC"
+        );
+        self.with_schema(|| {
+            let messages = self
+                .query(&sql, &params)?
+                .into_iter()
+                .map(|mut row| {
+                    // Sent copies are written read: nothing for their sender to read.
+                    let read = row.pop().is_some_and(|read_at| read_at != SqlValue::Null);
+                    Ok(InboxMessage {
+                        message: message_of(row)?,
+                        read,
+                    })
+                })
+                .collect::<Result<_, HubError>>()?;
+            Ok(Inbox {
+                machine: machine.to_string(),
+                messages,
+            })
         })
     }
 
@@ -438,18 +662,34 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         {
             return same_request(request, key, sent);
         }
+        let thread = match request.reply_to {
+            Some(id) => Some(self.thread_of(&request.from, id)?),
+            None => None,
+        };
         let stored = match self.db.dialect() {
-            Dialect::Sqlite => self.insert_sqlite(request, key, now)?,
-            Dialect::Postgres => self.insert_postgres(request, key, now)?,
+            Dialect::Sqlite => self.insert_sqlite(request, key, thread, now)?,
+            Dialect::Postgres => self.insert_postgres(request, key, thread, now)?,
         };
         match (stored, key) {
-            (Stored::Message { id, created }, _) => Ok(Message {
-                id: u64::try_from(id).map_err(|_| corrupt("a negative message id"))?,
-                from: request.from.to_string(),
-                to: request.to.as_str().to_owned(),
-                body: request.body.clone(),
-                timestamp: iso_millis(created),
-            }),
+            (Stored::Message { id, created }, _) => {
+                if request.to.as_str() != request.from.as_str() {
+                    self.trim_read(&request.from)?;
+                }
+                let id = u64::try_from(id).map_err(|_| corrupt("a negative message id"))?;
+                Ok(Message {
+                    id,
+                    from: request.from.to_string(),
+                    to: request.to.as_str().to_owned(),
+                    body: request.body.clone(),
+                    timestamp: iso_millis(created),
+                    subject: request.subject.clone(),
+                    importance: request.importance,
+                    thread: thread
+                        .map_or(Ok(id), u64::try_from)
+                        .map_err(|_| corrupt("a thread"))?,
+                    reply_to: request.reply_to,
+                })
+            }
             (Stored::InboxFull, _) => Err(HubError::InboxFull(format!(
                 "the inbox of `{}` already holds {} unread messages (hub_max_unread); \
                  it must be read before it takes more",
@@ -471,6 +711,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         &self,
         request: &SendRequest,
         key: Option<&IdempotencyKey>,
+        thread: Option<i64>,
         now: i64,
     ) -> Result<Stored, HubError> {
         let id = self.counter(
@@ -485,35 +726,42 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             return Err(unprepared());
         };
         let (targets, mut params) = self.targets(request, now);
-        params.extend([
-            id.into(),
-            request.from.as_str().into(),
-            request.to.as_str().into(),
-            request.body.as_str().into(),
-            created.into(),
-        ]);
+        let fields = message_fields(request, thread.unwrap_or(id));
+        params.extend([id.into(), created.into()]);
+        params.extend(fields.iter().cloned());
         let copies = self.execute(
             &format!(
-                "INSERT INTO hub_messages (machine, id, sender, recipient, body, created) \
-                 SELECT t.name, $5, $6, $7, $8, $9 FROM ({targets}) t"
+                "INSERT INTO hub_messages (machine, id, created, sender, recipient, body, \
+                 subject, importance, thread, reply_to) \
+                 SELECT t.name, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM ({targets}) t"
             ),
             &params,
         )?;
         if copies == 0 && matches!(request.to, Recipient::Machine(_)) {
             return Ok(Stored::InboxFull);
         }
-        if let Some(key) = key {
+        let mut row = vec![SqlValue::from(id), created.into()];
+        row.extend(fields);
+        // The sender's copy, read: a message to itself is in its inbox already.
+        if request.to.as_str() != request.from.as_str() {
             self.execute(
-                "INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-                &[
-                    request.from.as_str().into(),
-                    key.as_str().into(),
-                    id.into(),
-                    request.to.as_str().into(),
-                    request.body.as_str().into(),
-                    created.into(),
-                ],
+                "INSERT INTO hub_messages (machine, id, created, sender, recipient, body, \
+                 subject, importance, thread, reply_to, read_at) \
+                 VALUES ($3, $1, $2, $3, $4, $5, $6, $7, $8, $9, $2)",
+                &row,
+            )?;
+        }
+        self.execute(
+            "INSERT INTO hub_search (rowid, subject, body) VALUES ($1, $2, $3)",
+            &[id.into(), row[5].clone(), row[4].clone()],
+        )?;
+        if let Some(key) = key {
+            row.push(key.as_str().into());
+            self.execute(
+                "INSERT INTO hub_sends (id, created, sender, recipient, body, subject, \
+                 importance, thread, reply_to, idem_key) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                &row,
             )?;
         }
         Ok(Stored::Message { id, created })
@@ -530,6 +778,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         &self,
         request: &SendRequest,
         key: Option<&IdempotencyKey>,
+        thread: Option<i64>,
         now: i64,
     ) -> Result<Stored, HubError> {
         let (targets, mut params) = self.targets(request, now);
@@ -539,6 +788,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             request.to.as_str().into(),
             request.body.as_str().into(),
             now.into(),
+            request.subject.as_deref().into(),
+            request.importance.level().into(),
+            thread.map_or(SqlValue::Null, SqlValue::from),
+            request.reply_to.map_or(SqlValue::Null, |r| {
+                i64::try_from(r).unwrap_or(i64::MAX).into()
+            }),
         ]);
         let needs_room = match request.to {
             Recipient::Machine(_) => "WHERE EXISTS (SELECT 1 FROM t)",
@@ -552,19 +807,30 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                    WHERE name = 'clock' AND EXISTS (SELECT 1 FROM c) RETURNING value), \
                  t AS ({targets}), \
                  ok AS (SELECT c.value AS id, clock.value AS created FROM c, clock {needs_room}), \
-                 k AS (INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created) \
+                 k AS (INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created, \
+                     subject, importance, thread, reply_to) \
                    SELECT CAST($6 AS TEXT), CAST($5 AS TEXT), ok.id, CAST($7 AS TEXT), \
-                     CAST($8 AS TEXT), ok.created \
+                     CAST($8 AS TEXT), ok.created, CAST($10 AS TEXT), CAST($11 AS BIGINT), \
+                     COALESCE(CAST($12 AS BIGINT), ok.id), CAST($13 AS BIGINT) \
                    FROM ok WHERE CAST($5 AS TEXT) IS NOT NULL \
                    ON CONFLICT (sender, idem_key) DO NOTHING RETURNING id), \
                  go AS (SELECT id, created FROM ok \
                    WHERE CAST($5 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM k)), \
-                 ins AS (INSERT INTO hub_messages (machine, id, sender, recipient, body, created) \
+                 ins AS (INSERT INTO hub_messages (machine, id, sender, recipient, body, created, \
+                     subject, importance, thread, reply_to) \
                    SELECT t.name, go.id, CAST($6 AS TEXT), CAST($7 AS TEXT), \
-                     CAST($8 AS TEXT), go.created \
-                   FROM go CROSS JOIN t RETURNING 1) \
+                     CAST($8 AS TEXT), go.created, CAST($10 AS TEXT), CAST($11 AS BIGINT), \
+                     COALESCE(CAST($12 AS BIGINT), go.id), CAST($13 AS BIGINT) \
+                   FROM go CROSS JOIN t RETURNING 1), \
+                 own AS (INSERT INTO hub_messages (machine, id, sender, recipient, body, created, \
+                     subject, importance, thread, reply_to, read_at) \
+                   SELECT CAST($6 AS TEXT), go.id, CAST($6 AS TEXT), CAST($7 AS TEXT), \
+                     CAST($8 AS TEXT), go.created, CAST($10 AS TEXT), CAST($11 AS BIGINT), \
+                     COALESCE(CAST($12 AS BIGINT), go.id), CAST($13 AS BIGINT), go.created \
+                   FROM go WHERE CAST($6 AS TEXT) <> CAST($7 AS TEXT) RETURNING 1) \
                  SELECT (SELECT value FROM c), (SELECT value FROM clock), (SELECT id FROM ok), \
-                   (SELECT id FROM go), (SELECT created FROM go), (SELECT COUNT(*) FROM ins)"
+                   (SELECT id FROM go), (SELECT created FROM go), (SELECT COUNT(*) FROM ins), \
+                   (SELECT COUNT(*) FROM own)"
             ),
             &params,
         )?;
@@ -600,11 +866,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let sql = match self.db.dialect() {
             Dialect::Sqlite => format!(
                 "SELECT x.name AS name FROM ({candidates}) x WHERE (SELECT COUNT(*) FROM \
-                 (SELECT 1 FROM hub_messages u WHERE u.machine = x.name LIMIT $4) n) < $4"
+                 (SELECT 1 FROM hub_messages u WHERE u.machine = x.name AND u.read_at IS NULL \
+                 LIMIT $4) n) < $4"
             ),
             Dialect::Postgres => format!(
                 "SELECT x.name AS name FROM c, ({candidates}) x \
-                 WHERE hub_unread(x.name, CAST($4 AS BIGINT), c.value) < $4"
+                 WHERE hub_inbox_unread(x.name, CAST($4 AS BIGINT), c.value) < $4"
             ),
         };
         (sql, params)
@@ -630,8 +897,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     ) -> Result<Option<Message>, HubError> {
         let row = self
             .query(
-                "SELECT id, sender, recipient, body, created FROM hub_sends \
-                 WHERE sender = $1 AND idem_key = $2 AND created >= $3",
+                &format!(
+                    "SELECT {MESSAGE_COLUMNS} FROM hub_sends \
+                     WHERE sender = $1 AND idem_key = $2 AND created >= $3"
+                ),
                 &[
                     request.from.as_str().into(),
                     key.as_str().into(),
@@ -647,15 +916,18 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// One `DELETE ... RETURNING`: a
     /// row is deleted by exactly one statement, so two readers never both return it. A reader
     /// whose chosen rows were all taken by another looks again.
-    fn take(&self, window: &[SqlValue; 5]) -> Result<Vec<Message>, HubError> {
+    fn take(&self, window: &[SqlValue; 6], now: i64) -> Result<Vec<Message>, HubError> {
+        let mut params = window.to_vec();
+        params.push(now.into());
         for _ in 0..ACK_ATTEMPTS {
             let rows = self.query(
                 &format!(
-                    "DELETE FROM hub_messages WHERE machine = $1 AND id IN ({}) \
+                    "UPDATE hub_messages SET read_at = CAST($7 AS BIGINT) \
+                     WHERE machine = $1 AND read_at IS NULL AND id IN ({}) \
                      RETURNING {MESSAGE_COLUMNS}",
                     answer_ids()
                 ),
-                window,
+                &params,
             )?;
             if !rows.is_empty() {
                 let mut messages = rows
@@ -666,14 +938,44 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 return Ok(messages);
             }
             let left = self.query(
-                "SELECT 1 FROM hub_messages WHERE machine = $1 AND created >= $2 LIMIT 1",
-                &window[..2],
+                "SELECT 1 FROM hub_messages WHERE machine = $1 AND read_at IS NULL \
+                 AND created >= $2 AND importance >= $3 LIMIT 1",
+                &[window[0].clone(), window[1].clone(), window[5].clone()],
             )?;
             if left.is_empty() {
                 return Ok(Vec::new());
             }
         }
         Err(HubError::Busy)
+    }
+
+    /// The thread of message `id` in `machine`'s mailbox (a message it sent or received), which
+    /// a reply joins. Not there: the same 404 whether the id exists elsewhere or not at all.
+    fn thread_of(&self, machine: &MachineName, id: u64) -> Result<i64, HubError> {
+        let id = i64::try_from(id).unwrap_or(i64::MAX);
+        let thread = self.counter(
+            "SELECT COALESCE(thread, id) FROM hub_messages WHERE machine = $1 AND id = $2",
+            &[machine.as_str().into(), id.into()],
+        )?;
+        thread.ok_or_else(|| {
+            HubError::NotFound(format!(
+                "`reply_to`: `{machine}` has no message {id}: a reply answers a message its \
+                 sender sent or received, while the hub keeps it"
+            ))
+        })
+    }
+
+    /// Deletes `machine`'s oldest read messages past [`Limits::max_read`]. It walks the newest
+    /// `max_read` read rows of that one machine in their index: bounded, and nothing when under.
+    fn trim_read(&self, machine: &MachineName) -> Result<(), HubError> {
+        let cap = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
+        self.execute(
+            "DELETE FROM hub_messages WHERE machine = $1 AND read_at IS NOT NULL AND id <= \
+             (SELECT id FROM hub_messages WHERE machine = $1 AND read_at IS NOT NULL \
+              ORDER BY id DESC LIMIT 1 OFFSET $2)",
+            &[machine.as_str().into(), cap.into()],
+        )?;
+        Ok(())
     }
 
     /// Registers `machine` and records it as seen at `now` (one upsert: concurrent first
@@ -758,10 +1060,19 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// idempotency records past 24 h.
     fn purge(&self, now: i64) -> Result<(), HubError> {
         let oldest = now - self.limits.retention_ms;
-        self.execute(
+        let expired = self.execute(
             "DELETE FROM hub_messages WHERE created < $1",
             &[oldest.into()],
         )?;
+        // Ids follow creation times, so every indexed message below the oldest one kept is gone.
+        if expired > 0 && self.db.dialect() == Dialect::Sqlite {
+            self.execute(
+                "DELETE FROM hub_search WHERE rowid < COALESCE((SELECT MIN(id) FROM hub_messages \
+                 WHERE created = (SELECT MIN(created) FROM hub_messages)), \
+                 (SELECT value + 1 FROM hub_counter WHERE name = 'ids'))",
+                &[],
+            )?;
+        }
         // A recipient that was never seen is kept while its inbox holds messages.
         self.execute(
             "DELETE FROM hub_machines WHERE last_seen < $1 AND NOT EXISTS \
@@ -854,14 +1165,81 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         for statement in SCHEMA {
             self.execute(statement, &[])?;
         }
-        // Created when missing, never replaced: concurrent replacements of one function fail
-        // each other (`tuple concurrently updated`) however often they are retried.
-        if self.db.dialect() == Dialect::Postgres
-            && self
-                .query("SELECT 1 FROM pg_proc WHERE proname = 'hub_unread'", &[])?
-                .is_empty()
-        {
-            self.execute(PG_UNREAD, &[])?;
+        self.upgrade()?;
+        for statement in AFTER_UPGRADE {
+            self.execute(statement, &[])?;
+        }
+        match self.db.dialect() {
+            Dialect::Sqlite => {
+                if self
+                    .query("SELECT 1 FROM sqlite_master WHERE name = 'hub_search'", &[])?
+                    .is_empty()
+                {
+                    self.execute(SQLITE_SEARCH, &[])?;
+                    // Messages kept from an earlier release become searchable too.
+                    self.execute(
+                        "INSERT INTO hub_search (rowid, subject, body) \
+                         SELECT id, MIN(subject), MIN(body) FROM hub_messages GROUP BY id",
+                        &[],
+                    )?;
+                }
+            }
+            Dialect::Postgres => {
+                for statement in PG_SEARCH {
+                    self.execute(statement, &[])?;
+                }
+                // Created when missing, never replaced: concurrent replacements of one function
+                // fail each other (`tuple concurrently updated`) however often they are retried.
+                // (`hub_unread` of the first release counted read rows it never kept; unused.)
+                if self
+                    .query(
+                        "SELECT 1 FROM pg_proc WHERE proname = 'hub_inbox_unread'",
+                        &[],
+                    )?
+                    .is_empty()
+                {
+                    self.execute(PG_UNREAD, &[])?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the columns of [`UPGRADE`] that a database made by an earlier release lacks. The
+    /// rows it holds were all unread (that release deleted what was read), which `read_at`
+    /// NULL says.
+    fn upgrade(&self) -> Result<(), HubError> {
+        for (table, column, definition) in UPGRADE {
+            match self.db.dialect() {
+                Dialect::Postgres => {
+                    self.execute(
+                        &format!(
+                            "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}"
+                        ),
+                        &[],
+                    )?;
+                }
+                Dialect::Sqlite => {
+                    let present = !self
+                        .query(
+                            &format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = $1"),
+                            &[(*column).into()],
+                        )?
+                        .is_empty();
+                    if !present {
+                        match self.execute(
+                            &format!("ALTER TABLE {table} ADD COLUMN {column} {definition}"),
+                            &[],
+                        ) {
+                            // Another set-up added it meanwhile.
+                            Err(HubError::Store(e)) if e.0.contains("duplicate column") => {}
+                            other => {
+                                other?;
+                            }
+                        }
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -940,17 +1318,33 @@ fn corrupt(what: &str) -> HubError {
 
 /// The ids of the messages an inbox answer holds (parameters: `$1` machine, `$2` oldest
 /// creation time, `$3` most messages, `$4` [`Limits::answer_bytes`], `$5` the id after which
-/// to start): the oldest first, up to
+/// to start, `$6` the lowest importance level): the unread ones, oldest first, up to
 /// and including the one whose JSON takes the answer past the byte budget. One statement
 /// decides, so an acknowledging read deletes exactly what it answers.
 fn answer_ids() -> String {
     let size = format!("(6 * LENGTH(body) + {MESSAGE_JSON_OVERHEAD})");
     format!(
         "SELECT id FROM (SELECT id, SUM{size} OVER (ORDER BY id) - {size} AS before \
-         FROM hub_messages WHERE machine = $1 AND created >= $2 AND id > CAST($5 AS BIGINT) \
+         FROM hub_messages WHERE machine = $1 AND read_at IS NULL AND created >= $2 \
+         AND id > CAST($5 AS BIGINT) AND importance >= CAST($6 AS BIGINT) \
          ORDER BY id LIMIT $3) w \
          WHERE w.before < CAST($4 AS BIGINT)"
     )
+}
+
+/// A send's columns `sender, recipient, body, subject, importance, thread, reply_to`.
+fn message_fields(request: &SendRequest, thread: i64) -> Vec<SqlValue> {
+    vec![
+        request.from.as_str().into(),
+        request.to.as_str().into(),
+        request.body.as_str().into(),
+        request.subject.as_deref().into(),
+        request.importance.level().into(),
+        thread.into(),
+        request.reply_to.map_or(SqlValue::Null, |r| {
+            i64::try_from(r).unwrap_or(i64::MAX).into()
+        }),
+    ]
 }
 
 /// The answer to a send that repeats `key`: the message the first send stored, when this send
@@ -960,11 +1354,16 @@ fn same_request(
     key: &IdempotencyKey,
     sent: Message,
 ) -> Result<Message, HubError> {
-    if sent.to == request.to.as_str() && sent.body == request.body {
+    if sent.to == request.to.as_str()
+        && sent.body == request.body
+        && sent.subject == request.subject
+        && sent.importance == request.importance
+        && sent.reply_to == request.reply_to
+    {
         return Ok(sent);
     }
     Err(HubError::KeyReused(format!(
-        "`Idempotency-Key` `{}` was already used by `{}` for message {} with another recipient or body; use a new key for a new message",
+        "`Idempotency-Key` `{}` was already used by `{}` for message {} with another recipient, body, subject, importance or reply_to; use a new key for a new message",
         key.as_str(),
         request.from,
         sent.id
@@ -979,13 +1378,25 @@ fn message_of(row: Vec<SqlValue>) -> Result<Message, HubError> {
     let mut text = || row.next().and_then(SqlValue::into_text);
     let (from, to, body) = (text(), text(), text());
     let created = row.next().and_then(|v| v.as_int());
+    let subject = row.next().and_then(SqlValue::into_text);
+    let importance = row.next().and_then(|v| v.as_int());
+    let thread = row.next().and_then(|v| v.as_int());
+    let reply_to = row.next().and_then(|v| v.as_int());
+    let id_of = |n: i64| u64::try_from(n).map_err(|_| corrupt("a negative message id"));
     match (id, from, to, body, created) {
         (Some(id), Some(from), Some(to), Some(body), Some(created)) => Ok(Message {
-            id: u64::try_from(id).map_err(|_| corrupt("a negative message id"))?,
+            id: id_of(id)?,
             from,
             to,
             body,
             timestamp: iso_millis(created),
+            subject,
+            importance: importance
+                .map_or(Some(Importance::Normal), Importance::from_level)
+                .ok_or_else(|| corrupt("an importance level"))?,
+            // A row written by an earlier release during an upgrade may lack its thread.
+            thread: id_of(thread.unwrap_or(id))?,
+            reply_to: reply_to.map(id_of).transpose()?,
         }),
         _ => Err(corrupt("a message row")),
     }

@@ -102,12 +102,15 @@ mod sql;
 pub mod wait;
 
 pub use hub::{
-    Clock, DEFAULT_LIMIT, DEFAULT_MAX_MACHINES, DEFAULT_MAX_UNREAD, DEFAULT_MAX_WAIT,
-    DEFAULT_RETENTION_DAYS, Hub, IDEMPOTENCY_MS, Limits, MAX_LIMIT, SEEN_EVERY_MS, SystemClock,
+    Clock, DEFAULT_LIMIT, DEFAULT_MAX_MACHINES, DEFAULT_MAX_READ, DEFAULT_MAX_UNREAD,
+    DEFAULT_MAX_WAIT, DEFAULT_RETENTION_DAYS, Hub, IDEMPOTENCY_MS, Limits, MAX_LIMIT,
+    MAX_MAILBOX_LIMIT, MAX_SEARCH_BYTES, MAX_SEARCH_WORDS, MailboxQuery, SEEN_EVERY_MS,
+    SystemClock, search_words,
 };
 pub use model::{
-    BROADCAST, IdempotencyKey, Inbox, InboxMessage, MAX_BODY, MAX_KEY_LEN, MAX_NAME_LEN,
-    MachineEntry, MachineName, Message, Recipient, SendRequest, iso_millis,
+    BROADCAST, IdempotencyKey, Importance, Inbox, InboxMessage, MAX_BODY, MAX_KEY_LEN,
+    MAX_NAME_LEN, MAX_SUBJECT_CHARS, MachineEntry, MachineName, Message, Recipient, SendRequest,
+    iso_millis,
 };
 pub use sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure};
 
@@ -120,6 +123,9 @@ pub enum HubError {
     /// The message body is over 64 KiB (413).
     #[error("{0}")]
     TooLarge(String),
+    /// What the request names is not there, or not the requester's to see (404).
+    #[error("{0}")]
+    NotFound(String),
     /// The recipient's inbox is at its unread cap (507).
     #[error("{0}")]
     InboxFull(String),

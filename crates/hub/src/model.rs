@@ -91,6 +91,66 @@ impl Recipient {
     }
 }
 
+/// The longest `subject`, in characters.
+pub const MAX_SUBJECT_CHARS: usize = 200;
+
+/// How much a message matters, from `low` to `urgent`; `normal` when the sender does not say.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Importance {
+    /// Can wait.
+    Low,
+    /// The default.
+    #[default]
+    Normal,
+    /// Read before the normal ones.
+    High,
+    /// Read now.
+    Urgent,
+}
+
+impl Importance {
+    /// Every level, lowest first.
+    pub const ALL: [Importance; 4] = [Self::Low, Self::Normal, Self::High, Self::Urgent];
+
+    /// Parses `low`, `normal`, `high` or `urgent` (lowercase, as written); `what` names the
+    /// field or parameter in the error.
+    pub fn parse(value: &str, what: &str) -> Result<Self, HubError> {
+        Self::ALL
+            .into_iter()
+            .find(|i| i.as_str() == value)
+            .ok_or_else(|| {
+                HubError::Invalid(format!(
+                    "`{what}` must be one of low, normal, high, urgent, not `{value}`"
+                ))
+            })
+    }
+
+    /// The name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Normal => "normal",
+            Self::High => "high",
+            Self::Urgent => "urgent",
+        }
+    }
+
+    /// The level stored in the database: 0 (low) to 3 (urgent), so `>=` compares importance.
+    pub(crate) fn level(self) -> i64 {
+        self as i64
+    }
+
+    /// The importance of a stored level.
+    pub(crate) fn from_level(level: i64) -> Option<Self> {
+        usize::try_from(level)
+            .ok()
+            .and_then(|l| Self::ALL.get(l).copied())
+    }
+}
+
 /// A send request, validated: the body of `POST /api/send`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendRequest {
@@ -100,17 +160,27 @@ pub struct SendRequest {
     pub to: Recipient,
     /// The text, never empty.
     pub body: String,
+    /// One line saying what it is about (at most [`MAX_SUBJECT_CHARS`]), if any.
+    pub subject: Option<String>,
+    /// How much it matters.
+    pub importance: Importance,
+    /// The id of the message this one answers, which the sender sent or received.
+    pub reply_to: Option<u64>,
 }
 
 impl SendRequest {
     /// Parses and validates the JSON body of a send: an object with the strings `from`, `to` and
-    /// a non-empty `body` of at most [`MAX_BODY`] bytes (other fields are ignored).
+    /// a non-empty `body` of at most [`MAX_BODY`] bytes, and optionally `subject`, `importance`
+    /// and `reply_to` (each may be `null`; other fields are ignored).
     pub fn from_json(bytes: &[u8]) -> Result<Self, HubError> {
         #[derive(Deserialize)]
         struct Raw {
             from: Option<serde_json::Value>,
             to: Option<serde_json::Value>,
             body: Option<serde_json::Value>,
+            subject: Option<serde_json::Value>,
+            importance: Option<serde_json::Value>,
+            reply_to: Option<serde_json::Value>,
         }
         let raw: Raw = serde_json::from_slice(bytes)
             .map_err(|e| HubError::Invalid(format!("the body is not a JSON object: {e}")))?;
@@ -141,8 +211,52 @@ impl SendRequest {
             from: MachineName::parse(&from, "from")?,
             to: Recipient::parse(&to)?,
             body,
+            subject: parse_subject(raw.subject)?,
+            importance: match raw.importance {
+                None | Some(serde_json::Value::Null) => Importance::Normal,
+                Some(serde_json::Value::String(s)) => Importance::parse(&s, "importance")?,
+                Some(_) => {
+                    return Err(HubError::Invalid(
+                        "`importance` must be one of low, normal, high, urgent".to_owned(),
+                    ));
+                }
+            },
+            reply_to: match raw.reply_to {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => {
+                    n.as_u64()
+                }
+                Some(_) => {
+                    return Err(HubError::Invalid(
+                        "`reply_to` must be the id of a message (a positive integer)".to_owned(),
+                    ));
+                }
+            },
         })
     }
+}
+
+/// A subject: absent, `null` or empty for none; else one line of at most
+/// [`MAX_SUBJECT_CHARS`] characters.
+fn parse_subject(value: Option<serde_json::Value>) -> Result<Option<String>, HubError> {
+    let subject = match value {
+        None | Some(serde_json::Value::Null) => return Ok(None),
+        Some(serde_json::Value::String(s)) => s,
+        Some(_) => return Err(HubError::Invalid("`subject` must be a string".to_owned())),
+    };
+    let chars = subject.chars().count();
+    if chars > MAX_SUBJECT_CHARS {
+        return Err(HubError::Invalid(format!(
+            "`subject` is {chars} characters long; at most {MAX_SUBJECT_CHARS} are accepted"
+        )));
+    }
+    if subject.chars().any(char::is_control) {
+        return Err(HubError::Invalid(
+            "`subject` must be one line, without control characters (put details in `body`)"
+                .to_owned(),
+        ));
+    }
+    Ok(Some(subject).filter(|s| !s.is_empty()))
 }
 
 /// A valid `Idempotency-Key` header value: 1 to 128 printable ASCII characters (space to `~`).
@@ -182,6 +296,18 @@ pub struct Message {
     pub body: String,
     /// When the hub accepted it, ISO 8601 UTC with milliseconds.
     pub timestamp: String,
+    /// What it is about, or `null`.
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// How much it matters.
+    #[serde(default)]
+    pub importance: Importance,
+    /// Its thread: the id of the thread's first message (its own id when it answers none).
+    #[serde(default)]
+    pub thread: u64,
+    /// The id of the message it answers, or `null`.
+    #[serde(default)]
+    pub reply_to: Option<u64>,
 }
 
 /// A message as the inbox returns it.
@@ -190,7 +316,9 @@ pub struct InboxMessage {
     /// The message.
     #[serde(flatten)]
     pub message: Message,
-    /// Whether the message is now marked read: `true` when this very request acknowledged it.
+    /// Whether the message is marked read: in an inbox, `true` when this very request
+    /// acknowledged it; in a mailbox, whether this machine acknowledged it (a message it sent
+    /// is read).
     pub read: bool,
 }
 
@@ -290,6 +418,58 @@ mod tests {
     }
 
     #[test]
+    fn subject_importance_and_reply_to_are_optional_and_checked() {
+        let plain = SendRequest::from_json(br#"{"from":"a","to":"b","body":"hi"}"#).unwrap();
+        assert_eq!(
+            (plain.subject, plain.importance, plain.reply_to),
+            (None, Importance::Normal, None)
+        );
+        let full = SendRequest::from_json(
+            br#"{"from":"a","to":"b","body":"hi","subject":"Build","importance":"urgent","reply_to":9}"#,
+        )
+        .unwrap();
+        assert_eq!(full.subject.as_deref(), Some("Build"));
+        assert_eq!(
+            (full.importance, full.reply_to),
+            (Importance::Urgent, Some(9))
+        );
+        let nulls = SendRequest::from_json(
+            br#"{"from":"a","to":"b","body":"hi","subject":null,"importance":null,"reply_to":null}"#,
+        )
+        .unwrap();
+        assert_eq!((nulls.subject, nulls.reply_to), (None, None));
+        let err = |extra: &str| {
+            let json = format!(r#"{{"from":"a","to":"b","body":"x",{extra}}}"#);
+            SendRequest::from_json(json.as_bytes())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(r#""importance":"HIGH""#).contains("one of low, normal, high, urgent"));
+        assert!(err(r#""importance":2"#).contains("one of low"));
+        for bad in [
+            "0",
+            "-1",
+            "1.5",
+            r#""7""#,
+            "true",
+            "[1]",
+            "18446744073709551616",
+        ] {
+            assert!(
+                err(&format!(r#""reply_to":{bad}"#)).contains("positive integer"),
+                "{bad}"
+            );
+        }
+        let long = "é".repeat(MAX_SUBJECT_CHARS + 1);
+        assert!(err(&format!(r#""subject":"{long}""#)).contains("at most 200"));
+        let fits = "é".repeat(MAX_SUBJECT_CHARS);
+        let json = format!(r#"{{"from":"a","to":"b","body":"x","subject":"{fits}"}}"#);
+        assert!(SendRequest::from_json(json.as_bytes()).is_ok());
+        assert!(err(r#""subject":"a\nb""#).contains("one line"));
+        assert!(err(r#""subject":5"#).contains("must be a string"));
+    }
+
+    #[test]
     fn the_body_limit_counts_decoded_bytes_not_json() {
         // 64 KiB of `é` sent as `\u00e9` escapes: 6 bytes of JSON per 2 bytes of body.
         let escaped = "\\u00e9".repeat(MAX_BODY / 2);
@@ -327,13 +507,18 @@ mod tests {
                 to: "b".into(),
                 body: "hi".into(),
                 timestamp: iso_millis(0),
+                subject: Some("s".into()),
+                importance: Importance::High,
+                thread: 5,
+                reply_to: Some(5),
             },
             read: true,
         };
         assert_eq!(
             serde_json::to_value(&m).unwrap(),
             serde_json::json!({"id": 7, "from": "a", "to": "b", "body": "hi",
-                "timestamp": "1970-01-01T00:00:00.000Z", "read": true})
+                "timestamp": "1970-01-01T00:00:00.000Z", "subject": "s", "importance": "high",
+                "thread": 5, "reply_to": 5, "read": true})
         );
     }
 }

@@ -79,12 +79,16 @@ impl Dialect {
 pub struct SqlError(pub String);
 
 impl SqlError {
-    /// Whether the statement failed because the hub's tables (or, on PostgreSQL, its function)
-    /// do not exist yet (SQLite: `no such table`; PostgreSQL: `relation ... does not exist`,
-    /// `function ... does not exist`): the hub then sets them up and retries.
+    /// Whether the statement failed because the hub's tables, columns (a database of an earlier
+    /// release) or, on PostgreSQL, its function do not exist yet (SQLite: `no such table`, `no
+    /// such column`; PostgreSQL: `relation|column|function ... does not exist`): the hub then
+    /// sets them up and retries.
     pub fn is_missing_object(&self) -> bool {
         self.0.contains("no such table")
-            || ((self.0.contains("relation") || self.0.contains("function"))
+            || self.0.contains("no such column")
+            || ((self.0.contains("relation")
+                || self.0.contains("function")
+                || self.0.contains("column"))
                 && self.0.contains("does not exist"))
     }
 

@@ -91,6 +91,7 @@ pub struct WaitingRead {
     pub(crate) limit: usize,
     pub(crate) ack: bool,
     pub(crate) wait: Duration,
+    pub(crate) importance: crate::Importance,
 }
 
 impl WaitingRead {
@@ -119,8 +120,14 @@ impl WaitingRead {
                 .and_then(|()| out.flush())
                 .map_err(WaitError::ClientLeft)?;
             let hub = connect()?;
-            if hub.has_unread(&self.machine, 0)? {
-                let inbox = hub.inbox(&self.machine, self.limit, self.ack, false)?;
+            if hub.has_unread_at_least(&self.machine, 0, self.importance)? {
+                let inbox = hub.inbox_at_least(
+                    &self.machine,
+                    self.importance,
+                    self.limit,
+                    self.ack,
+                    false,
+                )?;
                 // Empty when a concurrent acknowledging reader took them first: wait on.
                 if !inbox.messages.is_empty() {
                     return write_json(out, &inbox);

@@ -101,8 +101,31 @@ fn send_returns_201_with_the_stored_message() {
     );
     assert_eq!(status, StatusCode::CREATED);
     let keys: Vec<&String> = m.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["body", "from", "id", "timestamp", "to"]);
+    assert_eq!(
+        keys,
+        [
+            "body",
+            "from",
+            "id",
+            "importance",
+            "reply_to",
+            "subject",
+            "thread",
+            "timestamp",
+            "to"
+        ]
+    );
     assert_eq!(m["id"], 1);
+    // Without the new fields, a message is normal, unanswered and starts its own thread.
+    assert_eq!(
+        (
+            &m["subject"],
+            &m["importance"],
+            &m["thread"],
+            &m["reply_to"]
+        ),
+        (&Value::Null, &json!("normal"), &json!(1), &Value::Null)
+    );
     assert_eq!(m["from"], "laptop");
     assert_eq!(m["to"], "ci-runner");
     assert_eq!(m["body"], "héllo ✓");

@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use common::{ManualClock, SqliteDb, T0, TestDb};
 use dochub_hub::{
-    Clock, Hub, HubError, IdempotencyKey, Limits, MachineName, Message, SendRequest, Sql,
+    Clock, Hub, HubError, IdempotencyKey, Limits, MachineName, MailboxQuery, Message, SendRequest,
+    Sql,
 };
 
 fn name(n: &str) -> MachineName {
@@ -42,11 +43,11 @@ fn names<S: Sql, C: Clock>(hub: &Hub<S, C>) -> Vec<String> {
         .collect()
 }
 
-fn stored_rows(db: &TestDb) -> i64 {
-    SqliteDb::open(&db.path())
-        .conn()
-        .query_row("SELECT COUNT(*) FROM hub_messages", [], |r| r.get(0))
-        .unwrap()
+fn mailbox(limit: usize) -> MailboxQuery {
+    MailboxQuery {
+        limit,
+        ..MailboxQuery::default()
+    }
 }
 
 #[test]
@@ -84,7 +85,9 @@ fn a_message_sent_is_read_once_with_ack() {
     assert_eq!(inbox.messages[0].message, sent);
     assert!(inbox.messages[0].read);
     assert!(bodies(&hub, "ci", 10, true).is_empty());
-    assert_eq!(stored_rows(&db), 0, "acknowledged messages are deleted");
+    let kept = hub.mailbox(&name("ci"), &mailbox(50)).unwrap().messages;
+    assert_eq!(kept.len(), 1, "acknowledged messages stay in the mailbox");
+    assert_eq!((&kept[0].message, kept[0].read), (&sent, true));
 }
 
 #[test]
