@@ -6,7 +6,7 @@ use std::process::{Output, Stdio};
 use dochub_http::auth::token_digest;
 use dochub_tests::clients::dochub_bin;
 use dochub_tests::{TestApp, fixture};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
 /// Runs `dochub` with `args`, `env` and `stdin`. `RUST_BACKTRACE=1` is always set: a backtrace
@@ -441,4 +441,106 @@ fn send_sigint(pid: i32) -> i32 {
         .unwrap()
         .code()
         .unwrap_or(-1)
+}
+
+/// `hub send --subject --importance --reply-to`, `hub inbox --importance`, `hub thread` and
+/// `hub search`, as a shell user types them.
+#[tokio::test(flavor = "multi_thread")]
+async fn hub_mail_threads_and_search() {
+    let app = basic_app().await;
+    let url = app.base_url().to_owned();
+    let env = [("DOCHUB_URL", url.as_str()), ("DOCHUB_MACHINE", "laptop")];
+    let ask = json_out(
+        &dochub(
+            &[
+                "hub",
+                "send",
+                "--from",
+                "laptop",
+                "--to",
+                "ci",
+                "--subject",
+                "Deploy",
+                "--importance",
+                "urgent",
+                "deploy 412?",
+                "--json",
+            ],
+            &env,
+            None,
+        )
+        .await,
+    );
+    assert_eq!(
+        (&ask["subject"], &ask["importance"]),
+        (&json!("Deploy"), &json!("urgent"))
+    );
+    let id = ask["id"].to_string();
+    let reply = json_out(
+        &dochub(
+            &[
+                "hub",
+                "send",
+                "--from",
+                "ci",
+                "--to",
+                "laptop",
+                "--reply-to",
+                &id,
+                "done",
+                "--json",
+            ],
+            &env,
+            None,
+        )
+        .await,
+    );
+    assert_eq!(reply["thread"], ask["id"]);
+    let o = dochub(&["hub", "inbox", "ci", "--importance", "high"], &env, None).await;
+    assert!(
+        stdout(&o).contains("[urgent]") && stdout(&o).contains("Subject: Deploy"),
+        "{}",
+        stdout(&o)
+    );
+    let o = dochub(&["hub", "thread", &id], &env, None).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let (first, second) = (
+        text.find("deploy 412?").unwrap(),
+        text.find("done").unwrap(),
+    );
+    assert!(first < second, "oldest first: {text}");
+    assert!(
+        text.contains(&format!("(reply to #{id}, thread #{id})")),
+        "{text}"
+    );
+    let found = json_out(&dochub(&["hub", "search", "DONE", "--json"], &env, None).await);
+    assert_eq!(found["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(found["messages"][0]["body"], "done");
+    let o = dochub(
+        &[
+            "hub",
+            "send",
+            "--from",
+            "a",
+            "--to",
+            "b",
+            "--importance",
+            "meh",
+            "x",
+        ],
+        &env,
+        None,
+    )
+    .await;
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("low, normal, high, urgent"),
+        "{}",
+        stderr(&o)
+    );
+    let o = dochub(&["hub", "search", "*", "--machine", "laptop"], &env, None).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no word"), "{}", stderr(&o));
+    app.stop().await;
 }

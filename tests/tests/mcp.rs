@@ -153,7 +153,10 @@ async fn every_tool_and_resource_through_the_python_sdk() {
             "list_machines",
             "read_doc",
             "read_inbox",
+            "read_thread",
+            "reply_message",
             "search_docs",
+            "search_messages",
             "send_message",
             "wait_for_messages"
         ])
@@ -286,7 +289,7 @@ async fn hub_down_is_a_tool_error_not_a_crash() {
     let s = steps(&report);
     assert!(tool_error(&s[0]).contains("cannot connect to"), "{}", s[0]);
     assert!(tool_error(&s[1]).contains("cannot connect to"), "{}", s[1]);
-    assert_eq!(s[2]["ok"]["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(s[2]["ok"]["tools"].as_array().unwrap().len(), 10);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -450,5 +453,80 @@ async fn the_inbox_resource_notifies_its_subscriber_when_messages_arrive() {
         ["first", "second", "third"],
         "nothing acknowledged"
     );
+    app.stop().await;
+}
+
+/// The mail tools: a subject and importance on a send, a reply that finds its recipient and
+/// thread, the thread read back, a search, and an inbox read that keeps to what is urgent.
+#[tokio::test(flavor = "multi_thread")]
+async fn mail_tools_reply_in_threads_and_search_the_mailbox() {
+    let Some(python) = mcp_python() else { return };
+    let app = basic_app().await;
+    let ask = reqwest::Client::new()
+        .post(app.url("/api/send"))
+        .json(
+            &json!({"from": "lead", "to": "agent", "body": "Can you deploy build 412?",
+                      "subject": "Deploy 412", "importance": "urgent"}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    send(&app, "lead", "agent", "lunch at noon").await;
+    let id = ask["id"].as_u64().unwrap();
+    let script = json!({
+        "command": dochub_bin().unwrap(),
+        "args": ["mcp", "--machine", "agent", "--hub", app.base_url()],
+        "steps": [
+            call("read_inbox", json!({"importance": "high"})),
+            call("reply_message", json!({"message_id": id, "body": "deployed at 22:00"})),
+            call("send_message", json!({"to": "lead", "body": "also: logs rotated",
+                                        "subject": "Ops", "importance": "low", "reply_to": id})),
+            call("read_thread", json!({"thread": id})),
+            call("search_messages", json!({"query": "DEPLOYED 22"})),
+            call("reply_message", json!({"message_id": 999_999, "body": "x"})),
+            call("read_inbox", json!({"importance": "critical"})),
+            call("read_inbox", json!({})),
+        ],
+    });
+    let report = run_mcp_client(&python, &script).unwrap();
+    let s = steps(&report);
+    assert_eq!(bodies(&tool_json(&s[0])), ["Can you deploy build 412?"]);
+    let reply = tool_json(&s[1]);
+    assert_eq!(
+        (
+            &reply["to"],
+            &reply["reply_to"],
+            &reply["thread"],
+            &reply["subject"]
+        ),
+        (
+            &json!("lead"),
+            &json!(id),
+            &json!(id),
+            &json!("Re: Deploy 412")
+        )
+    );
+    assert_eq!(tool_json(&s[2])["importance"], "low");
+    assert_eq!(
+        bodies(&tool_json(&s[3])),
+        [
+            "Can you deploy build 412?",
+            "deployed at 22:00",
+            "also: logs rotated"
+        ],
+        "the thread, oldest first"
+    );
+    assert_eq!(bodies(&tool_json(&s[4])), ["deployed at 22:00"]);
+    assert!(tool_error(&s[5]).contains("not in the mailbox"), "{}", s[5]);
+    assert!(
+        s[6]["error"].as_str().is_some() || tool_error(&s[6]).contains("critical"),
+        "{}",
+        s[6]
+    );
+    // The urgent one was acknowledged by the calls after it; lunch waits.
+    assert_eq!(bodies(&tool_json(&s[7])), ["lunch at noon"]);
     app.stop().await;
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dochub_content::encode_segment;
-use dochub_hub::Inbox;
+use dochub_hub::{Importance, Inbox};
 use reqwest::{Method, StatusCode};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::ssh::SshTunnel;
@@ -86,6 +87,39 @@ pub struct Client {
     token: Option<String>,
 }
 
+/// A message to send, as `POST /api/send` takes it; the optional fields are left out when unset.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Outgoing<'a> {
+    /// The sending machine.
+    pub from: &'a str,
+    /// The receiving machine, or `all`.
+    pub to: &'a str,
+    /// The text.
+    pub body: &'a str,
+    /// What it is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<&'a str>,
+    /// How much it matters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub importance: Option<Importance>,
+    /// The id of the message it answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<u64>,
+}
+
+/// What a mailbox read asks for (`GET /api/messages/<machine>`).
+#[derive(Debug, Clone, Default)]
+pub struct MailboxRead<'a> {
+    /// The most messages (the hub's default when `None`).
+    pub limit: Option<u32>,
+    /// Only messages older than this id.
+    pub before: Option<u64>,
+    /// Only this thread.
+    pub thread: Option<u64>,
+    /// Only messages holding every word of this text.
+    pub search: Option<&'a str>,
+}
+
 /// What `POST /api/inbox/<machine>/ack` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ack {
@@ -152,16 +186,57 @@ impl Client {
     }
 
     /// Sends a message; `key` makes retries of one logical send store it once.
-    pub async fn send(
-        &self,
-        from: &str,
-        to: &str,
-        body: &str,
-        key: &str,
-    ) -> Result<Value, ClientError> {
-        let payload = serde_json::json!({ "from": from, "to": to, "body": body });
+    pub async fn send(&self, message: &Outgoing<'_>, key: &str) -> Result<Value, ClientError> {
+        let payload = serde_json::to_value(message).map_err(|e| ClientError::Protocol {
+            path: "/api/send".into(),
+            reason: format!("cannot encode the message: {e}"),
+        })?;
         self.json(Method::POST, "/api/send", Some(payload), Some(key))
             .await
+    }
+
+    /// A machine's mailbox, newest first: what it sent and received, read or not.
+    pub async fn mailbox(
+        &self,
+        machine: &str,
+        read: &MailboxRead<'_>,
+    ) -> Result<Inbox, ClientError> {
+        // The serializer is not `Send`: it must not live across an await.
+        let query = {
+            let mut query = url::form_urlencoded::Serializer::new(String::new());
+            if let Some(limit) = read.limit {
+                query.append_pair("limit", &limit.to_string());
+            }
+            if let Some(before) = read.before {
+                query.append_pair("before", &before.to_string());
+            }
+            if let Some(thread) = read.thread {
+                query.append_pair("thread", &thread.to_string());
+            }
+            if let Some(search) = read.search {
+                query.append_pair("q", search);
+            }
+            query.finish()
+        };
+        let route = format!("/api/messages/{}?{query}", encode_segment(machine));
+        let response = self.request(Method::GET, &route, None, None, true).await?;
+        decode(&route, response).await
+    }
+
+    /// The message `id` of `machine`'s mailbox, if it holds it: the newest message below
+    /// `id + 1`.
+    pub async fn message(
+        &self,
+        machine: &str,
+        id: u64,
+    ) -> Result<Option<dochub_hub::InboxMessage>, ClientError> {
+        let read = MailboxRead {
+            limit: Some(1),
+            before: id.checked_add(1),
+            ..MailboxRead::default()
+        };
+        let mailbox = self.mailbox(machine, &read).await?;
+        Ok(mailbox.messages.into_iter().find(|m| m.message.id == id))
     }
 
     /// Reads an inbox, oldest first; with `ack` the hub marks what it returns read at once.
@@ -174,12 +249,27 @@ impl Client {
         ack: bool,
         wait: Option<Duration>,
     ) -> Result<Inbox, ClientError> {
+        self.inbox_at_least(machine, None, limit, ack, wait).await
+    }
+
+    /// [`Client::inbox`] keeping to messages of `importance` or above.
+    pub async fn inbox_at_least(
+        &self,
+        machine: &str,
+        importance: Option<Importance>,
+        limit: u32,
+        ack: bool,
+        wait: Option<Duration>,
+    ) -> Result<Inbox, ClientError> {
         let mut route = format!(
             "/api/inbox/{}?limit={limit}&ack={ack}",
             encode_segment(machine)
         );
         if let Some(wait) = wait {
             route += &format!("&wait={}", wait.as_secs_f64());
+        }
+        if let Some(importance) = importance {
+            route += &format!("&importance={}", importance.as_str());
         }
         // An acknowledging read is not repeated: the first may have claimed messages whose
         // answer was lost, and a second would not return them.

@@ -1,4 +1,4 @@
-//! `dochub hub send|inbox|machines`: the message hub from the shell.
+//! `dochub hub send|inbox|watch|thread|search|machines`: the message hub from the shell.
 
 use std::io::Read;
 use std::time::Duration;
@@ -7,9 +7,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
-use dochub_hub::Inbox;
+use dochub_hub::{Importance, Inbox};
 
-use crate::client::{Ack, Client};
+use crate::client::{Ack, Client, MailboxRead, Outgoing};
 use crate::output::{Output, str_of};
 
 /// `dochub hub ...`.
@@ -22,6 +22,10 @@ pub enum HubCommand {
     /// Print a machine's messages as they arrive, acknowledging each batch once it is printed,
     /// until Ctrl-C.
     Watch(WatchArgs),
+    /// Print a thread of a machine's mailbox, oldest first.
+    Thread(ThreadArgs),
+    /// Search a machine's mailbox (subjects and bodies, every word, any order), newest first.
+    Search(SearchArgs),
     /// List the registered machines and when each was last seen.
     Machines,
 }
@@ -37,6 +41,40 @@ pub struct SendArgs {
     to: String,
     /// The message text; `-` reads it from standard input.
     body: String,
+    /// What it is about: one line of at most 200 characters.
+    #[arg(long)]
+    subject: Option<String>,
+    /// How much it matters: low, normal (the hub's default), high or urgent.
+    #[arg(long, value_parser = parse_importance)]
+    importance: Option<Importance>,
+    /// The id of the message this one answers (one the sender sent or received): it joins that
+    /// message's thread.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    reply_to: Option<u64>,
+}
+
+/// Arguments of `hub thread`.
+#[derive(Args)]
+pub struct ThreadArgs {
+    /// The thread: the id of its first message (every message shows its `thread`).
+    #[arg(value_parser = clap::value_parser!(u64).range(1..))]
+    thread: u64,
+    /// The machine whose mailbox holds it.
+    #[arg(long, env = "DOCHUB_MACHINE")]
+    machine: String,
+}
+
+/// Arguments of `hub search`.
+#[derive(Args)]
+pub struct SearchArgs {
+    /// The words to look for.
+    query: String,
+    /// The machine whose mailbox to search.
+    #[arg(long, env = "DOCHUB_MACHINE")]
+    machine: String,
+    /// At most this many messages (1 to 200).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=200))]
+    limit: u32,
 }
 
 /// Arguments of `hub inbox`.
@@ -54,6 +92,13 @@ pub struct InboxArgs {
     /// wait to its `hub_max_wait`, 25 s by default).
     #[arg(long, value_parser = parse_seconds)]
     wait: Option<Duration>,
+    /// Only messages of this importance or above: low, normal, high or urgent.
+    #[arg(long, value_parser = parse_importance)]
+    importance: Option<Importance>,
+}
+
+fn parse_importance(text: &str) -> Result<Importance, String> {
+    Importance::parse(text, "--importance").map_err(|e| e.to_string())
 }
 
 /// Arguments of `hub watch`.
@@ -91,7 +136,15 @@ pub async fn run(client: &Client, command: HubCommand, out: &Output) -> anyhow::
                 a.body
             };
             let key = format!("dochub-cli-{}", uuid::Uuid::new_v4());
-            let message = client.send(&a.from, &a.to, &body, &key).await?;
+            let outgoing = Outgoing {
+                from: &a.from,
+                to: &a.to,
+                body: &body,
+                subject: a.subject.as_deref(),
+                importance: a.importance,
+                reply_to: a.reply_to,
+            };
+            let message = client.send(&outgoing, &key).await?;
             out.json_or(&message, || {
                 format!(
                     "sent message {} to {}\n",
@@ -102,6 +155,37 @@ pub async fn run(client: &Client, command: HubCommand, out: &Output) -> anyhow::
         }
         HubCommand::Inbox(a) => inbox(client, &a, out).await,
         HubCommand::Watch(a) => watch(client, &a.machine, out).await,
+        HubCommand::Thread(a) => {
+            let read = MailboxRead {
+                limit: Some(dochub_hub::MAX_MAILBOX_LIMIT as u32),
+                thread: Some(a.thread),
+                ..MailboxRead::default()
+            };
+            let mut thread = client.mailbox(&a.machine, &read).await?;
+            thread.messages.reverse();
+            out.json_or(&thread, || {
+                if thread.messages.is_empty() {
+                    format!("no thread {} in the mailbox of {}\n", a.thread, a.machine)
+                } else {
+                    inbox_text(&thread)
+                }
+            })
+        }
+        HubCommand::Search(a) => {
+            let read = MailboxRead {
+                limit: Some(a.limit),
+                search: Some(&a.query),
+                ..MailboxRead::default()
+            };
+            let found = client.mailbox(&a.machine, &read).await?;
+            out.json_or(&found, || {
+                if found.messages.is_empty() {
+                    format!("no message of {} matches `{}`\n", a.machine, a.query)
+                } else {
+                    inbox_text(&found)
+                }
+            })
+        }
         HubCommand::Machines => {
             let machines = client.machines().await?;
             out.json_or(&machines, || machine_lines(&machines))
@@ -114,7 +198,13 @@ pub async fn run(client: &Client, command: HubCommand, out: &Output) -> anyhow::
 async fn inbox(client: &Client, a: &InboxArgs, out: &Output) -> anyhow::Result<()> {
     let two_step = a.ack && client.supports_ack(&a.machine).await?;
     let inbox = client
-        .inbox(&a.machine, a.limit, a.ack && !two_step, a.wait)
+        .inbox_at_least(
+            &a.machine,
+            a.importance,
+            a.limit,
+            a.ack && !two_step,
+            a.wait,
+        )
         .await?;
     out.json_or(&inbox, || inbox_text(&inbox))?;
     if two_step && let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() {
@@ -181,7 +271,17 @@ fn inbox_text(inbox: &Inbox) -> String {
     }
     let mut text = String::new();
     for m in inbox.messages.iter().map(|m| &m.message) {
-        text += &format!("#{} {} {} -> {}\n", m.id, m.timestamp, m.from, m.to);
+        text += &format!("#{} {} {} -> {}", m.id, m.timestamp, m.from, m.to);
+        if m.importance != Importance::Normal {
+            text += &format!(" [{}]", m.importance.as_str());
+        }
+        if let Some(reply_to) = m.reply_to {
+            text += &format!(" (reply to #{reply_to}, thread #{})", m.thread);
+        }
+        text.push('\n');
+        if let Some(subject) = &m.subject {
+            text += &format!("  Subject: {subject}\n");
+        }
         for line in m.body.lines() {
             text += &format!("  {line}\n");
         }
@@ -213,6 +313,10 @@ mod tests {
                     to: "ci".into(),
                     body: "one\ntwo".into(),
                     timestamp: "2026-01-01T00:00:00.000Z".into(),
+                    subject: None,
+                    importance: Importance::Normal,
+                    thread: 7,
+                    reply_to: None,
                 },
                 read: false,
             }],
@@ -220,6 +324,15 @@ mod tests {
         assert_eq!(
             inbox_text(&inbox),
             "#7 2026-01-01T00:00:00.000Z laptop -> ci\n  one\n  two\n"
+        );
+        let mut reply = inbox.clone();
+        let m = &mut reply.messages[0].message;
+        (m.subject, m.importance, m.thread, m.reply_to) =
+            (Some("Build".into()), Importance::Urgent, 3, Some(5));
+        assert_eq!(
+            inbox_text(&reply),
+            "#7 2026-01-01T00:00:00.000Z laptop -> ci [urgent] (reply to #5, thread #3)\n  \
+             Subject: Build\n  one\n  two\n"
         );
     }
 }

@@ -1,8 +1,8 @@
 //! `dochub mcp`: an MCP server on stdio (the official Rust SDK, `rmcp`) that turns an agent's tool
 //! calls into hub and docs requests, directly or through one SSH connection.
 //!
-//! Tools: `send_message`, `read_inbox`, `wait_for_messages`, `list_machines`, `list_docs`,
-//! `read_doc`, `search_docs`. The machine's inbox is a resource too, `dochub://inbox/<machine>`
+//! Tools: `send_message`, `reply_message`, `read_inbox`, `wait_for_messages`, `read_thread`,
+//! `search_messages`, `list_machines`, `list_docs`, `read_doc`, `search_docs`. The machine's inbox is a resource too, `dochub://inbox/<machine>`
 //! (its unread messages, read without acknowledging): a client that subscribes to it
 //! (`resources/subscribe`) gets `notifications/resources/updated` whenever messages arrive while
 //! the server runs, from the hub's event stream of that inbox.
@@ -40,7 +40,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::client::{Ack, Client, ClientError};
+use crate::client::{Ack, Client, ClientError, MailboxRead, Outgoing};
+use dochub_hub::Importance;
 
 mod stdio;
 
@@ -171,6 +172,31 @@ pub struct DochubMcp {
     tool_router: ToolRouter<Self>,
 }
 
+/// How much a message matters, as tools take it.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Can wait.
+    Low,
+    /// The default.
+    Normal,
+    /// Read before the normal ones.
+    High,
+    /// Read now.
+    Urgent,
+}
+
+impl From<Level> for Importance {
+    fn from(level: Level) -> Self {
+        match level {
+            Level::Low => Importance::Low,
+            Level::Normal => Importance::Normal,
+            Level::High => Importance::High,
+            Level::Urgent => Importance::Urgent,
+        }
+    }
+}
+
 /// `send_message`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SendArgs {
@@ -179,6 +205,49 @@ pub struct SendArgs {
     pub to: String,
     /// The message text (UTF-8, at most 64 KiB).
     pub body: String,
+    /// What it is about: one line of at most 200 characters, shown before the body.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub subject: Option<String>,
+    /// How much it matters (default normal): urgent and high are what an agent filtering its
+    /// inbox by importance sees.
+    #[serde(default)]
+    #[schemars(with = "Level")]
+    pub importance: Option<Level>,
+    /// The id of a message this machine sent or received that this one answers: it joins that
+    /// message's thread. reply_message does this and picks the recipient for you.
+    #[serde(default)]
+    #[schemars(with = "u64", range(min = 1))]
+    pub reply_to: Option<u64>,
+}
+
+/// `reply_message`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReplyArgs {
+    /// The id of the message to answer (one this machine received or sent).
+    #[schemars(range(min = 1))]
+    pub message_id: u64,
+    /// The reply's text (UTF-8, at most 64 KiB).
+    pub body: String,
+}
+
+/// `read_thread`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ThreadArgs {
+    /// The thread: the `thread` field of any of its messages (the id of its first message).
+    #[schemars(range(min = 1))]
+    pub thread: u64,
+}
+
+/// `search_messages`' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchMessagesArgs {
+    /// Words to look for in subjects and bodies: every word must occur, in any order and case.
+    pub query: String,
+    /// How many messages to return at most, 1 to 200 (default 20), newest first.
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1, max = 200), extend("default" = DEFAULT_LIMIT))]
+    pub limit: Option<u32>,
 }
 
 // Optional arguments are absent when not given: their schemas say `integer` or `string`, not
@@ -192,6 +261,10 @@ pub struct ReadArgs {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1, max = 500), extend("default" = DEFAULT_LIMIT))]
     pub limit: Option<u32>,
+    /// Only messages of this importance or above (default: all); the others stay unread.
+    #[serde(default)]
+    #[schemars(with = "Level")]
+    pub importance: Option<Level>,
 }
 
 /// `wait_for_messages`' arguments.
@@ -206,6 +279,11 @@ pub struct WaitArgs {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1, max = 500), extend("default" = DEFAULT_LIMIT))]
     pub limit: Option<u32>,
+    /// Wake only for messages of this importance or above (default: any); the others stay
+    /// unread.
+    #[serde(default)]
+    #[schemars(with = "Level")]
+    pub importance: Option<Level>,
 }
 
 /// How long `wait_for_messages` waits when the agent does not say.
@@ -254,20 +332,111 @@ impl DochubMcp {
     }
 
     #[tool(
-        description = "Send a text message from this machine to another machine (or `all`) through the dochub message hub. Returns the stored message with its id. The sender is always this machine."
+        description = "Send a text message from this machine to another machine (or `all`) through the dochub message hub, optionally with a subject, an importance (low, normal, high, urgent) and reply_to (the id of a message it answers). Returns the stored message with its id and thread. The sender is always this machine. To answer a message, reply_message is simpler."
     )]
     async fn send_message(
         &self,
         Parameters(args): Parameters<SendArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        // One key per logical send: the client's retry after a dropped connection reuses it.
-        let key = format!("dochub-mcp-{}", uuid::Uuid::new_v4());
-        let result = self
-            .client
-            .send(&self.machine, &args.to, &args.body, &key)
-            .await;
-        Ok(match result {
+        let outgoing = Outgoing {
+            from: &self.machine,
+            to: &args.to,
+            body: &args.body,
+            subject: args.subject.as_deref(),
+            importance: args.importance.map(Importance::from),
+            reply_to: args.reply_to,
+        };
+        Ok(match self.send_once(&outgoing).await {
             Ok(message) => json_result(&message),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Answer a message this machine received (or sent): the reply goes to the other side of that message, joins its thread, and keeps its subject (as \"Re: ...\"). Returns the stored reply. Use it rather than send_message when answering."
+    )]
+    async fn reply_message(
+        &self,
+        Parameters(args): Parameters<ReplyArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let original = match self.client.message(&self.machine, args.message_id).await {
+            Ok(Some(found)) => found.message,
+            Ok(None) => {
+                return Ok(error_text(format!(
+                    "message {} is not in the mailbox of {}: reply to a message it sent or received (read_inbox, read_thread and search_messages show their ids)",
+                    args.message_id, self.machine
+                )));
+            }
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let to = if original.from == self.machine {
+            original.to.as_str()
+        } else {
+            original.from.as_str()
+        };
+        let subject = original.subject.as_deref().map(|s| {
+            if s.starts_with("Re: ") {
+                s.to_owned()
+            } else {
+                // Cut to the hub's 200 characters with the prefix.
+                format!("Re: {}", s.chars().take(196).collect::<String>())
+            }
+        });
+        let outgoing = Outgoing {
+            from: &self.machine,
+            to,
+            body: &args.body,
+            subject: subject.as_deref(),
+            importance: None,
+            reply_to: Some(original.id),
+        };
+        Ok(match self.send_once(&outgoing).await {
+            Ok(message) => json_result(&message),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Read a whole conversation: every message of a thread in this machine's mailbox (sent and received, read or not), oldest first, as JSON {machine, messages}. The thread is the `thread` field of any of its messages. Reading acknowledges nothing."
+    )]
+    async fn read_thread(
+        &self,
+        Parameters(args): Parameters<ThreadArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let read = MailboxRead {
+            limit: Some(dochub_hub::MAX_MAILBOX_LIMIT as u32),
+            thread: Some(args.thread),
+            ..MailboxRead::default()
+        };
+        Ok(match self.client.mailbox(&self.machine, &read).await {
+            Ok(mut thread) => {
+                thread.messages.reverse();
+                json_result(&thread)
+            }
+            Err(e) => tool_error(e),
+        })
+    }
+
+    #[tool(
+        description = "Search this machine's mailbox (messages it sent or received, read or not, while the hub keeps them) for messages whose subject or body holds every word of the query, in any order and case. Returns JSON {machine, messages}, newest first. Use it to find what was agreed earlier; read a hit's conversation with read_thread."
+    )]
+    async fn search_messages(
+        &self,
+        Parameters(args): Parameters<SearchMessagesArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=200).contains(&limit) {
+            return Ok(error_text(format!(
+                "`limit` must be from 1 to 200, not {limit}"
+            )));
+        }
+        let read = MailboxRead {
+            limit: Some(limit),
+            search: Some(&args.query),
+            ..MailboxRead::default()
+        };
+        Ok(match self.client.mailbox(&self.machine, &read).await {
+            Ok(found) => json_result(&found),
             Err(e) => tool_error(e),
         })
     }
@@ -286,10 +455,16 @@ impl DochubMcp {
                 "`limit` must be from 1 to 500, not {limit}"
             )));
         }
-        Ok(match self.read_inbox_inner(limit, context.id, None).await {
-            Ok(inbox) => json_result(&inbox),
-            Err(e) => tool_error(e),
-        })
+        let importance = args.importance.map(Importance::from);
+        Ok(
+            match self
+                .read_inbox_inner(limit, importance, context.id, None)
+                .await
+            {
+                Ok(inbox) => json_result(&inbox),
+                Err(e) => tool_error(e),
+            },
+        )
     }
 
     #[tool(
@@ -314,7 +489,15 @@ impl DochubMcp {
         }
         let wait = std::time::Duration::from_secs(seconds.into());
         Ok(
-            match self.read_inbox_inner(limit, context.id, Some(wait)).await {
+            match self
+                .read_inbox_inner(
+                    limit,
+                    args.importance.map(Importance::from),
+                    context.id,
+                    Some(wait),
+                )
+                .await
+            {
                 Ok(inbox) => json_result(&inbox),
                 Err(e) => tool_error(e),
             },
@@ -380,12 +563,16 @@ impl DochubMcp {
     async fn read_inbox_inner(
         &self,
         limit: u32,
+        importance: Option<Importance>,
         id: RequestId,
         wait: Option<std::time::Duration>,
     ) -> Result<dochub_hub::Inbox, ClientError> {
         let mode = self.ack_mode().await?;
         if mode == AckMode::OnRead {
-            return self.client.inbox(&self.machine, limit, true, wait).await;
+            return self
+                .client
+                .inbox_at_least(&self.machine, importance, limit, true, wait)
+                .await;
         }
         if let Some(through) = self.book.take_delivered() {
             let acked = self.client.ack(&self.machine, through).await;
@@ -403,11 +590,21 @@ impl DochubMcp {
                 });
             }
         }
-        let inbox = self.client.inbox(&self.machine, limit, false, wait).await?;
+        let inbox = self
+            .client
+            .inbox_at_least(&self.machine, importance, limit, false, wait)
+            .await?;
         if let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() {
             self.book.answered(id, last);
         }
         Ok(inbox)
+    }
+
+    /// Sends with one idempotency key per logical send: the client's retry after a dropped
+    /// connection reuses it, so a retried send is stored once.
+    async fn send_once(&self, message: &Outgoing<'_>) -> Result<serde_json::Value, ClientError> {
+        let key = format!("dochub-mcp-{}", uuid::Uuid::new_v4());
+        self.client.send(message, &key).await
     }
 
     /// Probes the hub once, on the first read.
