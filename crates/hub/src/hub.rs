@@ -574,9 +574,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                         .collect::<Vec<_>>()
                         .join(" ");
                     params.push(expression.as_str().into());
+                    // CROSS JOIN keeps the index's newest matches as the outer loop, so the
+                    // search stops at `limit`; left to itself SQLite walks the whole mailbox
+                    // and runs the match once per message (20,000 messages: 70 ms, not 0.05).
                     format!(
                         "SELECT {columns} FROM hub_search s \
-                         JOIN hub_messages m ON m.machine = $1 AND m.id = s.rowid \
+                         CROSS JOIN hub_messages m ON m.machine = $1 AND m.id = s.rowid \
                          WHERE hub_search MATCH ${} AND s.rowid < $3 AND m.created >= $2{filter} \
                          ORDER BY s.rowid DESC LIMIT $4",
                         params.len()
