@@ -5,11 +5,16 @@
 # HUB_BENCH_BIG=<n> changes the 100,000; HUB_BENCH_PG=0 skips PostgreSQL.
 # `benches/hub.sh wait`: wake latency of long-polls, the cost of 100 idle waiters, and send p50
 # with them held (tests/examples/hub_wait_bench.rs).
+# `benches/hub.sh search`: mailbox search p50 in mailboxes of 2,000 and 20,000 messages
+# (tests/examples/hub_search_bench.rs). With SPIN_BIN=<spin>, both run under `spin up`.
 set -eu
 cd "$(dirname "$0")/.."
 # Built with the whole workspace's features, as the tests are, so nothing is rebuilt for it.
 cargo build --quiet --workspace --examples
 if [ "${1:-}" = wait ]; then
     exec "${CARGO_TARGET_DIR:-target}/debug/examples/hub_wait_bench"
+fi
+if [ "${1:-}" = search ]; then
+    exec "${CARGO_TARGET_DIR:-target}/debug/examples/hub_search_bench"
 fi
 exec "${CARGO_TARGET_DIR:-target}/debug/examples/hub_bench"

@@ -1865,3 +1865,79 @@ async fn an_older_postgres_schema_is_upgraded_in_place() {
     assert_eq!(ids(&found), [1], "read, kept and searchable");
     app.stop().await;
 }
+
+/// Two hosts on one PostgreSQL: a worker reads (acknowledging) through one host and replies
+/// through the other while its lead does the same the other way round; every message and every
+/// reply arrives once, each reply in its thread, and both mailboxes hold each message once.
+#[tokio::test(flavor = "multi_thread")]
+async fn replies_and_reads_racing_on_two_hosts_lose_and_double_nothing() {
+    let Some(db) = PgDb::create().await else {
+        return;
+    };
+    let backend = Backend::Postgres(db);
+    let one = backend.app().start().await.unwrap();
+    let two = backend.app().start().await.unwrap();
+    let (a, b) = (one.base_url().to_owned(), two.base_url().to_owned());
+    const ASKS: usize = 60;
+    let c = Client::new();
+    let lead = {
+        let (c, a) = (c.clone(), a.clone());
+        tokio::spawn(async move {
+            for i in 0..ASKS {
+                send(&c, &a, "lead", "worker", &format!("task {i}")).await;
+            }
+        })
+    };
+    let worker = {
+        let (c, a, b) = (c.clone(), a.clone(), b.clone());
+        tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while seen.len() < ASKS {
+                for task in inbox(&c, &b, "worker", "limit=7&ack=true").await {
+                    let id = task["id"].as_u64().unwrap();
+                    seen.push(id);
+                    let res = c
+                        .post(format!("{a}/api/send"))
+                        .header("idempotency-key", format!("reply-{id}"))
+                        .json(&json!({"from": "worker", "to": "lead", "body": "done",
+                                      "reply_to": id}))
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(res.status(), StatusCode::CREATED);
+                    let reply: Value = res.json().await.unwrap();
+                    assert_eq!(reply["thread"], id, "the reply joins its task's thread");
+                }
+            }
+            seen
+        })
+    };
+    lead.await.unwrap();
+    let mut seen = worker.await.unwrap();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), ASKS, "every task read once");
+    let replies = drain(&c, &a, "lead").await;
+    let mut answered: Vec<u64> = replies
+        .iter()
+        .map(|r| r["reply_to"].as_u64().unwrap())
+        .collect();
+    answered.sort_unstable();
+    assert_eq!(answered, seen, "one reply per task, none twice");
+    for (machine, base) in [("lead", &b), ("worker", &a)] {
+        let (_, mailbox) = get_json(&c, format!("{base}/api/messages/{machine}?limit=200")).await;
+        let mut all = ids(&mailbox);
+        let count = all.len();
+        all.dedup();
+        assert_eq!((count, all.len()), (2 * ASKS, 2 * ASKS), "{machine}");
+        assert!(
+            mailbox["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|m| m["read"] == true)
+        );
+    }
+    one.stop().await;
+    two.stop().await;
+}
