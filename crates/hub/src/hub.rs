@@ -120,11 +120,14 @@ const AFTER_UPGRADE: &[&str] = &[
 const SQLITE_SEARCH: &str = "CREATE VIRTUAL TABLE hub_search USING fts5(subject, body)";
 
 /// PostgreSQL's: a generated `tsvector` of each row with a GIN index (the `simple`
-/// configuration: case-folded words, no stemming, any language).
+/// configuration: case-folded words, no stemming, any language). Without `fastupdate`: its
+/// pending list, which every search scans until a vacuum merges it, made a search of 20,000
+/// messages 5 ms instead of 0.3.
 const PG_SEARCH: &[&str] = &[
     "ALTER TABLE hub_messages ADD COLUMN IF NOT EXISTS search tsvector GENERATED ALWAYS AS \
      (to_tsvector('simple', COALESCE(subject, '') || ' ' || body)) STORED",
-    "CREATE INDEX IF NOT EXISTS hub_messages_search ON hub_messages USING GIN (search)",
+    "CREATE INDEX IF NOT EXISTS hub_messages_search ON hub_messages USING GIN (search) \
+     WITH (fastupdate = off)",
 ];
 
 /// PostgreSQL only: the unread count of one inbox, up to `cap`. A `VOLATILE` function takes a
