@@ -23,9 +23,13 @@
 //!
 //! Tables (created on first use, and completed whenever a send finds a piece missing):
 //! `hub_machines(name, last_seen)`, `hub_messages(machine, id, sender, recipient, body,
-//! created)` with one row per recipient, `hub_counter` (the rows `ids`, the last message id, and
-//! `clock`, the last timestamp given), `hub_sends` (idempotency keys); on PostgreSQL also the
-//! function `hub_unread`. Delivery, order and acknowledgement rest on the atomicity of one
+//! created, subject, importance, thread, reply_to, read_at)` with one row per recipient (unread
+//! while `read_at` is NULL: the inbox) and one, read, for the sender of a message to others, so
+//! a machine's rows are its mailbox; `hub_counter` (the rows `ids`, the last message id, and
+//! `clock`, the last timestamp given), `hub_sends` (idempotency keys); the full-text index
+//! (SQLite: the FTS5 table `hub_search`, one row per message; PostgreSQL: the generated column
+//! `search` with a GIN index); on PostgreSQL also the function `hub_inbox_unread`. A database
+//! of an earlier release gains the columns it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of one
 //! statement or of one SQLite transaction, which both engines give, never on key-value
 //! compare-and-swap. Clocks decide only what expires (retention, keys after 24 h), how often
 //! `last_seen` is written, and the timestamps, which (6) keeps in id order.
@@ -44,20 +48,22 @@
 //!    `BEGIN IMMEDIATE` transaction and writers are serialized. Hence: once a reader sees id `n`
 //!    in an inbox, every message of that inbox with an id below `n` is already visible, which is
 //!    what lets an event stream resume after the last id it sent.
-//! 3. **An acknowledging read (`ack=true`) returns each message to one reader only, and deletes
-//!    only what it returns.** It is at most once: the delete commits before the answer is
-//!    delivered, so an answer lost on the way loses its messages; the two-step acknowledgement
-//!    (read, then `POST …/ack`) is at least once. It is one `DELETE … WHERE id IN (the oldest `limit`, cut where their
-//!    JSON would pass `Limits::answer_bytes`) RETURNING …`: a row is deleted by exactly one
-//!    statement, and the answer never grows past what one instance can build. A reader whose
-//!    chosen rows were all taken by a concurrent reader looks again. A long-poll (`?wait=`)
-//!    deletes nothing while it waits, and before each look checks that its client is still
-//!    there ([`wait`]); what remains is the window every acknowledging read has, between the
-//!    `DELETE` and the client receiving the answer. The two-step acknowledgement has none.
+//! 3. **An acknowledging read (`ack=true`) returns each message to one reader only, and marks
+//!    read only what it returns.** It is at most once: the mark commits before the answer is
+//!    delivered, so an answer lost on the way takes its messages out of the inbox (they stay in
+//!    the mailbox); the two-step acknowledgement (read, then `POST …/ack`) is at least once. It
+//!    is one `UPDATE … SET read_at … WHERE read_at IS NULL AND id IN (the oldest `limit`, cut
+//!    where their JSON would pass `Limits::answer_bytes`) RETURNING …`: a row is marked by
+//!    exactly one statement (PostgreSQL re-checks `read_at IS NULL` on a row another statement
+//!    just marked, and skips it), and the answer never grows past what one instance can build.
+//!    A reader whose chosen rows were all taken by a concurrent reader looks again. A long-poll
+//!    (`?wait=`) marks nothing while it waits, and before each look checks that its client is
+//!    still there ([`wait`]); what remains is the window every acknowledging read has, between
+//!    the `UPDATE` and the client receiving the answer. The two-step acknowledgement has none.
 //! 4. **The two-step acknowledgement loses nothing.** A plain read changes nothing; `POST
-//!    /api/inbox/<m>/ack {"through": n}` deletes that inbox's messages with `id <= n`. By (2),
-//!    those are exactly messages the reader could have seen: none arrives later below `n`. A
-//!    client that dies before acknowledging gets the same messages again; a repeat deletes 0.
+//!    /api/inbox/<m>/ack {"through": n}` marks that inbox's unread messages with `id <= n` read.
+//!    By (2), those are exactly messages the reader could have seen: none arrives later below
+//!    `n`. A client that dies before acknowledging gets the same messages again; a repeat marks 0.
 //! 5. **Order.** An inbox is read by `ORDER BY id`, that is in commit order (2). A sender that
 //!    waits for each 201 before its next send finds its messages in the order it sent them;
 //!    sends in flight at the same time (one sender's or several) are ordered as they commit.
@@ -78,9 +84,10 @@
 //!    the cap is exact. The hub knows at most `hub_max_machines` machines (senders, registering
 //!    readers and every recipient named), so the store holds at most that many inboxes of
 //!    `hub_max_unread` messages of 64 KiB (on PostgreSQL, new names that race may pass the
-//!    machine cap by as many as race). Each send purges unread messages older than
-//!    `hub_retention_days`, machines unseen for as long that hold no messages, and keys older
-//!    than 24 h; reads never return expired messages.
+//!    machine cap by as many as race). Each send purges messages older than
+//!    `hub_retention_days`, read or not, machines unseen for as long that hold no messages, and
+//!    keys older than 24 h; reads never return expired messages. Read messages beyond
+//!    `hub_max_read` per machine go, oldest first, whenever that machine acknowledges or sends.
 //! 9. **Set-up is idempotent and checked.** Every set-up statement can run any number of times
 //!    (`IF NOT EXISTS`, `ON CONFLICT DO NOTHING`), set-ups racing each other are retried pass by
 //!    pass, SQLite's write-ahead logging must be on before the counter rows are written, and the
