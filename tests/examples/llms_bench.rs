@@ -83,7 +83,11 @@ async fn main() -> anyhow::Result<()> {
 
     let build = tempfile::tempdir()?;
     let start = Instant::now();
-    let summary = write_build(&root, build.path(), chrono::Utc::now())?;
+    let summary = write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )?;
     println!(
         "dochub build (manifests, index and llms-full.txt): {:.3} s; llms-full.txt {} bytes",
         start.elapsed().as_secs_f64(),

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use dochub_content::ContentRoot;
+use dochub_content::{Catalog, ContentRoot};
 use dochub_index::{Index, write_index};
 use serde_json::{Value, json};
 

@@ -443,7 +443,7 @@ async fn prebuilt_manifests_match_live_ones() {
     let stamp = chrono::DateTime::parse_from_rfc3339("2020-02-02T02:02:02.020Z")
         .unwrap()
         .to_utc();
-    dochub_index::build::write_build(&root, build.path(), stamp).unwrap();
+    dochub_index::build::write_build(&root, build.path(), &dochub_http::iso8601(stamp)).unwrap();
     let live = start(&fixture("basic")).await;
     let pre = TestApp::builder()
         .content(fixture("basic"))
@@ -789,7 +789,12 @@ fn generated_tree(projects: usize, subprojects: usize, pages: usize) -> tempfile
 fn build_of(content: &Path) -> tempfile::TempDir {
     let build = tempfile::tempdir().unwrap();
     let root = dochub_content::ContentRoot::open(content).unwrap();
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).unwrap();
+    dochub_index::build::write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .unwrap();
     build
 }
 

@@ -326,7 +326,12 @@ async fn dark_mode_switch_highlighting_and_previous_next() {
     // Code is highlighted by `dochub build`: the app serves this tree's build.
     let build = tempfile::tempdir().expect("build dir");
     let root = dochub_content::ContentRoot::open(content.path()).expect("root");
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+    dochub_index::build::write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .expect("build");
     let app = TestApp::builder()
         .content(content.path())
         .mount(build.path(), "/prebuilt")

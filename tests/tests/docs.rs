@@ -680,7 +680,12 @@ async fn pages_sidebar_and_search_from_the_index_match_the_tree() {
     for content in [fixture("docs"), generated.path().to_path_buf()] {
         let build = tempfile::tempdir().expect("build dir");
         let root = dochub_content::ContentRoot::open(&content).expect("root");
-        dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+        dochub_index::build::write_build(
+            &root,
+            build.path(),
+            &dochub_http::iso8601(chrono::Utc::now()),
+        )
+        .expect("build");
         let live = start_with_build(&content, None).await;
         let pre = start_with_build(&content, Some(build.path())).await;
         let addresses = docs_addresses(&content);
@@ -709,7 +714,12 @@ async fn a_new_page_shows_at_once_though_the_index_is_older() {
     let content = content_tree();
     let build = tempfile::tempdir().expect("build dir");
     let root = dochub_content::ContentRoot::open(content.path()).expect("root");
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+    dochub_index::build::write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .expect("build");
     // Edited while it runs: mounted in place (under `spin up` too), not copied at start.
     let app = with_build(content.path(), Some(build.path()))
         .direct_mounts()

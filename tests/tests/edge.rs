@@ -185,7 +185,12 @@ async fn bodies_over_10_mib_are_refused_and_cut_off() {
     let content = tree_with_page(11 << 20);
     let build = tempfile::tempdir().unwrap();
     let root = dochub_content::ContentRoot::open(content.path()).unwrap();
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).unwrap();
+    dochub_index::build::write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let path = manifest(
         scratch.path(),

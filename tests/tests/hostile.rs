@@ -104,7 +104,12 @@ async fn one_hostile_file_takes_down_only_itself_live_and_prebuilt() {
 
     let build = tempfile::tempdir().unwrap();
     let root = dochub_content::ContentRoot::open(content.path()).unwrap();
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).unwrap();
+    dochub_index::build::write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .unwrap();
     let prebuilt = TestApp::builder()
         .content(content.path())
         .mount(build.path(), "/prebuilt")

@@ -571,7 +571,8 @@ fn link_lines_are_read_as_the_convention_writes_them() {
 /// have the same `site_url`, so that their answers are the same text.
 async fn prebuilt_and_live(content: &Path, build: &Path, direct: bool) -> (TestApp, TestApp) {
     let root = dochub_content::ContentRoot::open(content).expect("root");
-    dochub_index::build::write_build(&root, build, chrono::Utc::now()).expect("build");
+    dochub_index::build::write_build(&root, build, &dochub_http::iso8601(chrono::Utc::now()))
+        .expect("build");
     let mut prebuilt = TestApp::builder()
         .variable("site_url", SITE_URL)
         .content(content)

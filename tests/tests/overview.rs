@@ -465,8 +465,12 @@ async fn a_plain_docs_tree_serves_every_tier() {
     };
     dochub_content::corpus::generate(&content, &spec).unwrap();
     let root = dochub_content::ContentRoot::open(&content).unwrap();
-    dochub_index::build::write_build(&root, &app_dir.path().join("build"), chrono::Utc::now())
-        .unwrap();
+    dochub_index::build::write_build(
+        &root,
+        &app_dir.path().join("build"),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .unwrap();
     // spin.toml beside the tree: only the component sources point back at this repository.
     let manifest = std::fs::read_to_string(repo_root().join("spin.toml"))
         .unwrap()

@@ -27,7 +27,7 @@ use dochub_http::{ALLOW_READ as ALLOW, JSON, MARKDOWN, Request, Response, iso860
 use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
-use dochub_content::{Catalog, CatalogError, ContentError, ManifestName, to_json};
+use dochub_content::{Catalog, CatalogError, ManifestName, to_json};
 use dochub_index::Source;
 
 /// Service name reported by the health check.
@@ -135,9 +135,7 @@ pub fn handle_or_health(config: &ApiConfig, req: &Request<'_>, now: DateTime<Utc
     }
     let res = match dispatch(config, &route, req.query, now) {
         Ok(res) => res,
-        Err(CatalogError::Content(e @ ContentError::QueryTooShort)) => {
-            Response::json_error(400, &e.to_string())
-        }
+        Err(CatalogError::Query(e)) => Response::json_error(400, &e.to_string()),
         Err(e) => Response::json_error(500, &e.to_string()),
     };
     Gate::Respond(strip(res, head))
@@ -179,7 +177,7 @@ fn answer(
     now: DateTime<Utc>,
 ) -> Result<Response, CatalogError> {
     let manifest = |name, missing| -> Result<Response, CatalogError> {
-        Ok(match catalog.manifest(name, now)? {
+        Ok(match catalog.manifest(name, &iso8601(now))? {
             Some(bytes) => json(bytes),
             None => Response::json_error(404, missing),
         })

@@ -38,12 +38,12 @@
 //! ```
 
 use dochub_content::{
-    Catalog, CatalogError, ContentError, MAX_RESULTS, MIN_QUERY_CHARS, PageSummary, ReadError,
-    encode_segment, page_body,
+    Catalog, CatalogError, ContentError, PageSummary, ReadError, encode_segment, page_body,
 };
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::query_param;
 use dochub_index::Source;
+use dochub_search::{MAX_RESULTS, MIN_QUERY_CHARS};
 use percent_encoding::percent_decode_str;
 
 use dochub_render::{
@@ -444,7 +444,9 @@ impl Site<'_> {
         let nav = match self.nav(None) {
             Ok(nav) => nav,
             Err(e @ (CatalogError::Stale(_) | CatalogError::NoIndex)) => return Err(e.into()),
-            Err(CatalogError::Content(_)) => Nav::default(),
+            Err(CatalogError::Content(_) | CatalogError::Query(_) | CatalogError::Prebuilt(_)) => {
+                Nav::default()
+            }
         };
         Ok(html_response(404, not_found_page(&nav, message)?))
     }
@@ -625,7 +627,7 @@ impl Site<'_> {
                 };
                 search_page(&nav, query.trim(), &results.results, &note)?
             }
-            Err(CatalogError::Content(ContentError::QueryTooShort)) => search_page(
+            Err(CatalogError::Query(_)) => search_page(
                 &nav,
                 query.trim(),
                 &[],

@@ -182,7 +182,7 @@ fn prebuilt_and_missing_roots() {
     let res = get(&c, "/manifest/alpha", "", None);
     assert_eq!((res.status, res.warning.clone()), (200, None));
     let root = dochub_content::ContentRoot::open(&c.source.content_dir).unwrap();
-    write_build(&root, build.path(), Utc::now()).unwrap();
+    write_build(&root, build.path(), &dochub_http::iso8601(Utc::now())).unwrap();
     for mode in [
         BuildMode::Auto(build.path().to_path_buf()),
         BuildMode::Required(build.path().to_path_buf()),
@@ -203,7 +203,7 @@ fn a_build_without_its_manifests_is_answered_from_the_tree_with_a_warning() {
     let mut c = config("development", "");
     let build = tempfile::tempdir().unwrap();
     let root = dochub_content::ContentRoot::open(&c.source.content_dir).unwrap();
-    write_build(&root, build.path(), Utc::now()).unwrap();
+    write_build(&root, build.path(), &dochub_http::iso8601(Utc::now())).unwrap();
     std::fs::remove_file(build.path().join("manifest.json")).unwrap();
     c.source.build = BuildMode::Auto(build.path().to_path_buf());
     let res = get(&c, "/manifest/alpha", "", None);
@@ -237,7 +237,7 @@ fn answers_from_the_build_match_the_tree_until_it_changes() {
     copy_tree(&config("x", "").source.content_dir, content.path());
     let build = tempfile::tempdir().unwrap();
     let root = dochub_content::ContentRoot::open(content.path()).unwrap();
-    write_build(&root, build.path(), Utc::now()).unwrap();
+    write_build(&root, build.path(), &dochub_http::iso8601(Utc::now())).unwrap();
     let mut live = config("development", "");
     live.source.content_dir = content.path().to_path_buf();
     let mut pre = live.clone();

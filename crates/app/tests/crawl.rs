@@ -104,7 +104,12 @@ fn the_sitemap_lists_every_docs_url_in_reading_order_live_and_prebuilt() {
     let dir = tree();
     let build = tempfile::tempdir().unwrap();
     let root = dochub_content::ContentRoot::open(dir.path()).unwrap();
-    write_build(&root, build.path(), chrono::Utc::now()).unwrap();
+    write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .unwrap();
     for mode in [
         BuildMode::Off,
         BuildMode::Required(build.path().to_path_buf()),

@@ -504,7 +504,8 @@ fn indexed(dir: &Path, build: &Path) -> SiteConfig {
 fn assert_index_matches_live(dir: &Path) {
     let build = tempfile::tempdir().expect("build dir");
     let root = dochub_content::ContentRoot::open(dir).expect("root");
-    dochub_index::build::write_build(&root, build.path(), chrono_now()).expect("build");
+    dochub_index::build::write_build(&root, build.path(), &dochub_http::iso8601(chrono_now()))
+        .expect("build");
     let pre = indexed(dir, build.path());
     for address in addresses(dir) {
         let mut live = request(&config(dir), "GET", &address, None);
@@ -578,7 +579,8 @@ fn a_stale_index_falls_back_to_the_tree_and_says_why() {
     let dir = standard();
     let build = tempfile::tempdir().expect("build dir");
     let root = dochub_content::ContentRoot::open(dir.path()).expect("root");
-    dochub_index::build::write_build(&root, build.path(), chrono_now()).expect("build");
+    dochub_index::build::write_build(&root, build.path(), &dochub_http::iso8601(chrono_now()))
+        .expect("build");
     let pre = indexed(dir.path(), build.path());
     // An edit in place: the page is read anyway, so its new text is noticed.
     fs::write(
@@ -697,7 +699,12 @@ fn code_is_highlighted_from_the_build_and_plain_without_it() {
     let dir = tree(&[("p/s/code.md", page.as_str())]);
     let build = tempfile::tempdir().expect("temp dir");
     let root = dochub_content::ContentRoot::open(dir.path()).expect("root");
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now()).expect("build");
+    dochub_index::build::write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .expect("build");
     let prebuilt = SiteConfig {
         source: Source {
             content_dir: dir.path().to_path_buf(),

@@ -20,8 +20,12 @@ pub struct BuildArgs {
 pub fn build(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     let root = ContentRoot::open(&args.content_dir)?;
     let started = std::time::Instant::now();
-    let summary = write_build(&root, &args.out_dir, chrono::Utc::now())
-        .with_context(|| format!("building into `{}`", args.out_dir.display()))?;
+    let summary = write_build(
+        &root,
+        &args.out_dir,
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )
+    .with_context(|| format!("building into `{}`", args.out_dir.display()))?;
     println!(
         "wrote {} project and {} subproject manifests ({} documents) to {}",
         summary.projects,

@@ -35,7 +35,11 @@ pub struct EdgeReport {
 pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeReport> {
     let root = ContentRoot::open(content_dir)?;
     let build = tempfile::tempdir()?;
-    dochub_index::build::write_build(&root, build.path(), chrono::Utc::now())?;
+    dochub_index::build::write_build(
+        &root,
+        build.path(),
+        &dochub_http::iso8601(chrono::Utc::now()),
+    )?;
     let mut diagnostics = Vec::new();
     let mut figures = Vec::new();
     let mut seen = Distinct::default();

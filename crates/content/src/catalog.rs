@@ -8,23 +8,29 @@
 //! half-way, it returns [`CatalogError::Stale`], and the caller that picked the catalog runs the
 //! same reader again on the live tree. No reader ever sees which catalog it has.
 
-use chrono::{DateTime, Utc};
-
 use crate::error::ContentError;
 use crate::llms::{FullText, Outline, OutlineProject, OutlineSubproject, SiteIntro};
 use crate::manifest::to_json;
 use crate::model::Page;
 use crate::model::{PageSource, PageSummary, Project, ProjectOutline, SubprojectSummary};
 use crate::report::Report;
-use crate::search::SearchResults;
+use crate::search::TreeScan;
 use crate::tree::ContentRoot;
+use dochub_search::{QueryTooShort, RankedQuery, SearchResults};
 
 /// Why a catalog gave no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     /// The content could not be read.
     #[error(transparent)]
-    Content(ContentError),
+    Content(#[from] ContentError),
+    /// A search query too short to search for.
+    #[error(transparent)]
+    Query(#[from] QueryTooShort),
+    /// The prebuilt build failed in a way the live tree may not stand in for (it is required
+    /// and missing, or unreadable): the index's own error says how.
+    #[error(transparent)]
+    Prebuilt(Box<dyn std::error::Error + Send + Sync>),
     /// The prebuilt index does not describe the content as it is now; the reason names what
     /// changed. Ask the live tree instead.
     #[error("{0}")]
@@ -32,17 +38,6 @@ pub enum CatalogError {
     /// There is no prebuilt index to ask (nothing to warn about); ask the live tree.
     #[error("there is no prebuilt index")]
     NoIndex,
-}
-
-impl From<ContentError> for CatalogError {
-    /// A damaged index file is the index's failure, not the content's: the live tree answers
-    /// instead (only the index reads index files).
-    fn from(e: ContentError) -> Self {
-        match e {
-            ContentError::IndexDamaged { .. } => CatalogError::Stale(e.to_string()),
-            e => CatalogError::Content(e),
-        }
-    }
 }
 
 /// An error a reader returns: one that may hold a [`CatalogError`], so that the caller which
@@ -123,14 +118,16 @@ pub trait Catalog {
         Ok(std::collections::HashMap::new())
     }
 
-    /// Searches every page ([`ContentRoot::search`] gives the rules).
+    /// Searches every page (`dochub_search` gives the rules); a query under
+    /// [`dochub_search::MIN_QUERY_CHARS`] characters is [`CatalogError::Query`].
     fn search(&self, query: &str) -> Result<SearchResults, CatalogError>;
 
-    /// A manifest's JSON, or `None` when what it names does not exist; `now` dates the master.
+    /// A manifest's JSON, or `None` when what it names does not exist; `generated_at` (the
+    /// time as every body writes it) stamps the master.
     fn manifest(
         &self,
         name: ManifestName<'_>,
-        now: DateTime<Utc>,
+        generated_at: &str,
     ) -> Result<Option<Vec<u8>>, CatalogError>;
 
     /// Every project, subproject and page, as `/llms.txt` lists them.
@@ -240,17 +237,20 @@ impl Catalog for ContentRoot {
         }
     }
 
+    /// Reads and analyses every page: ranking needs the whole tree's term statistics.
     fn search(&self, query: &str) -> Result<SearchResults, CatalogError> {
-        Ok(ContentRoot::search(self, query)?)
+        let query = RankedQuery::new(query)?;
+        let mut tree = TreeScan::new(self, &query)?;
+        Ok(dochub_search::search(&query, &mut tree)?)
     }
 
     fn manifest(
         &self,
         name: ManifestName<'_>,
-        now: DateTime<Utc>,
+        generated_at: &str,
     ) -> Result<Option<Vec<u8>>, CatalogError> {
         let json = match name {
-            ManifestName::Master => Some(to_json(&self.master_manifest(now)?)),
+            ManifestName::Master => Some(to_json(&self.master_manifest(generated_at)?)),
             ManifestName::Project(p) => self.project_manifest(p)?.map(|m| to_json(&m)),
             ManifestName::Subproject(p, s) => self.subproject_manifest(p, s)?.map(|m| to_json(&m)),
         };

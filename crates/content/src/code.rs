@@ -3,7 +3,7 @@
 
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 
-use crate::rank::markdown_options;
+use crate::plain::markdown_options;
 
 /// The language a fence's info string names: its first word (```` ```rust,ignore ````, ```` ```rust {.x} ````
 /// name `rust`); `None` when it names none.

@@ -29,9 +29,6 @@ pub enum ContentError {
         #[source]
         source: std::io::Error,
     },
-    /// A search query was shorter than [`crate::MIN_QUERY_CHARS`].
-    #[error("query parameter `q` must be at least {min} characters", min = crate::MIN_QUERY_CHARS)]
-    QueryTooShort,
     /// The latest report is not a JSON object.
     #[error("report `{name}` is not a JSON object: {reason}")]
     BadReport {
@@ -40,37 +37,6 @@ pub enum ContentError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A prebuilt build directory is missing or incomplete.
-    #[error("prebuilt build directory `{}` has no manifest.json (run `dochub build CONTENT_DIR OUT_DIR`)", path.display())]
-    PrebuiltMissing {
-        /// The build directory.
-        path: PathBuf,
-    },
-    /// The index was written by another version of dochub.
-    #[error(
-        "the search index has format {found}, this dochub reads {expected} (rebuild with `dochub build`)"
-    )]
-    IndexFormat {
-        /// The format found.
-        found: u32,
-        /// The format this code reads.
-        expected: u32,
-    },
-    /// A page too large for the index's page table (4 GiB or more).
-    #[error("page `{page}` is too large to index")]
-    PageTooLarge {
-        /// The page's id.
-        page: String,
-    },
-    /// An index file is not what its format says.
-    #[error("index file `{}` is damaged (rebuild with `dochub build`)", path.display())]
-    IndexDamaged {
-        /// The file.
-        path: PathBuf,
-    },
-    /// Writing an index file's navigation data failed (only possible on a bug).
-    #[error("cannot encode the index: {0}")]
-    IndexEncode(String),
     /// Serialising a manifest failed (only possible on a bug), or a prebuilt JSON file could
     /// not be read.
     #[error("cannot read or write JSON: {0}")]

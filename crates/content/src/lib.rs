@@ -1,6 +1,7 @@
 //! dochub's content model and the live tree, with no Spin dependency: projects, subprojects
-//! and pages on disk; page frontmatter; the JSON manifests; raw text; search; the latest
-//! daily report; the text of `/llms.txt` and `/llms-full.txt` ([`llms`]); content lint; and
+//! and pages on disk; page frontmatter; a page as plain text ([`plain_text`]); the JSON
+//! manifests; raw text; the tree as a search backend ([`TreeScan`], for `dochub_search`); the
+//! latest daily report; the text of `/llms.txt` and `/llms-full.txt` ([`llms`]); content lint; and
 //! the [`Catalog`] every reader asks, which the tree itself implements ([`ContentRoot`]) and
 //! the prebuilt index implements in `dochub-index`. [`fsio`] is the file layer both read
 //! through (direct WASI 0.2 calls in a component, `std` natively).
@@ -16,10 +17,10 @@
 //! ```
 //!
 //! ```no_run
-//! use dochub_content::ContentRoot;
-//! # fn main() -> Result<(), dochub_content::ContentError> {
+//! use dochub_content::{Catalog, ContentRoot};
+//! # fn main() -> Result<(), dochub_content::CatalogError> {
 //! let root = ContentRoot::open("content")?;
-//! let manifest = root.master_manifest(chrono::Utc::now())?;
+//! let manifest = root.master_manifest("2026-01-02T03:04:05.678Z")?;
 //! for p in &manifest.projects {
 //!     println!("{} ({} documents)", p.name, p.doc_count);
 //! }
@@ -44,7 +45,7 @@ pub mod limits;
 pub mod llms;
 mod manifest;
 mod model;
-pub mod rank;
+mod plain;
 mod report;
 mod search;
 mod segment;
@@ -67,15 +68,8 @@ pub use model::{
     Page, PageSource, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject,
     SubprojectSummary, reading_order,
 };
-pub use rank::{
-    CorpusStats, Expansion, FieldCounts, MAX_QUERY_TERMS, PageTerms, RankedQuery, contribution,
-    markdown_options, page_terms, plain_text, score_key, spread_versions, stem, term_weight, terms,
-    version_group,
-};
+pub use plain::{markdown_options, page_terms, plain_text};
 pub use report::{Report, is_report_name};
-pub use search::{
-    EXCERPT_CHARS, MAX_RESULTS, MIN_QUERY_CHARS, Query, SearchHit, SearchResults, excerpt, fold,
-    ranked_hit,
-};
+pub use search::TreeScan;
 pub use segment::{MAX_ID_BYTES, is_valid_id};
 pub use tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};

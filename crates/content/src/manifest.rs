@@ -1,7 +1,5 @@
 //! The JSON manifests of spec 2.2–2.4, built from the tree.
 
-use chrono::{DateTime, Utc};
-use dochub_http::iso8601;
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde::{Deserialize, Serialize};
 
@@ -133,11 +131,9 @@ pub fn raw_url(project: &str, subproject: &str, page: &str) -> String {
 }
 
 impl ContentRoot {
-    /// The master manifest, stamped with `generated_at`.
-    pub fn master_manifest(
-        &self,
-        generated_at: DateTime<Utc>,
-    ) -> Result<MasterManifest, ContentError> {
+    /// The master manifest, stamped with `generated_at`: the time as every body writes it
+    /// (`dochub_http::iso8601`, which the caller owns: the model formats no time).
+    pub fn master_manifest(&self, generated_at: &str) -> Result<MasterManifest, ContentError> {
         let projects: Vec<ProjectEntry> = self
             .projects()?
             .into_iter()
@@ -150,7 +146,7 @@ impl ContentRoot {
             })
             .collect();
         Ok(MasterManifest {
-            generated_at: iso8601(generated_at),
+            generated_at: generated_at.to_owned(),
             total_documents: projects.iter().map(|p| p.doc_count).sum(),
             projects,
         })

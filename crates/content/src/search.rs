@@ -1,662 +1,151 @@
-//! Full-text search over pages (spec 4.1 rules 1–2): the case-insensitive match every search
-//! is built on, excerpts, and the live scan. Which pages answer and in what order is
-//! [`crate::rank`]'s: at most [`MAX_RESULTS`] hits, each with an excerpt of about
-//! [`EXCERPT_CHARS`] characters of plain text centred on the first match in the body.
+//! The live tree as a search backend ([`TreeScan`]); which pages answer and in what order is
+//! `dochub_search`'s.
 
-use memchr::memmem::Finder;
-use serde::{Deserialize, Serialize};
-
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
+
+use dochub_search::{
+    Candidates, CorpusStats, Expansion, FieldCounts, FoundPage, MatchedTerm, RankedQuery,
+    SearchBackend, Tier,
+};
 
 use crate::error::ContentError;
 use crate::frontmatter::{page_text, parse_page};
-use crate::rank::{
-    CorpusStats, Expansion, FieldCounts, RankedQuery, contribution, page_terms, score_key,
-    spread_versions, term_weight,
-};
+use crate::plain::page_terms;
 use crate::tree::ContentRoot;
 
-/// Shortest accepted query, in characters, after trimming surrounding whitespace.
-pub const MIN_QUERY_CHARS: usize = 2;
-/// Most results one search returns.
-pub const MAX_RESULTS: usize = 50;
-/// Bytes of text an ASCII query's search lowercases first, and at most at a time.
-const FIRST_WINDOW: usize = 512;
-const LAST_WINDOW: usize = 64 * 1024;
-/// Length of an excerpt in characters, not counting the `…` marks.
-pub const EXCERPT_CHARS: usize = 150;
-
-/// The answer to `GET /api/search?q=...`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SearchResults {
-    /// The query as submitted.
-    pub query: String,
-    /// Matching pages, best first, at most [`MAX_RESULTS`].
-    pub results: Vec<SearchHit>,
+/// The content tree read for one query: every page read and analysed once, as it is now.
+/// Ranking needs the whole tree's term statistics, so nothing is answered before every page
+/// was read (the prebuilt index keeps them); what is kept is what the query can use: the
+/// pages in its tiers, and the terms that its words may match.
+pub struct TreeScan {
+    stats: CorpusStats,
+    /// Pages holding each term some query term may match, by term in byte order.
+    pages_with: BTreeMap<String, u32>,
+    /// Of those terms, the counts in each page that answers, by term.
+    counts: HashMap<String, Vec<(u32, FieldCounts)>>,
+    /// The field lengths of each page that answers, by number.
+    lengths: HashMap<u32, FieldCounts>,
+    /// The pages that answer, by tier: found with the same test as the index's candidates.
+    candidates: Candidates,
+    /// What a hit shows of each page that answers, by number.
+    found: HashMap<u32, FoundPage>,
 }
 
-/// One matching page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SearchHit {
-    /// `<project>/<subproject>/<page>`.
-    pub path: String,
-    /// The page's title (with fallbacks).
-    pub title: String,
-    /// Text around the first match.
-    pub excerpt: String,
-}
-
-/// A prepared case-insensitive substring query.
-///
-/// ```
-/// let q = dochub_content::Query::new("ÜBER Spin").unwrap();
-/// assert_eq!(q.find("Alles über spin."), Some((6, 16)));
-/// assert!(dochub_content::Query::new(" a ").is_err());
-/// ```
-pub struct Query {
-    folded: String,
-    finder: Finder<'static>,
-}
-
-/// The one case-folding rule of dochub, used on both sides of a search and by the docs site's
-/// highlighting: each character's lowercase mapping (no full case folding: `ß` stays `ß`).
-fn fold_char(c: char, out: &mut String) {
-    if c.is_ascii() {
-        out.push(c.to_ascii_lowercase());
-    } else {
-        out.extend(c.to_lowercase());
-    }
-}
-
-/// The only characters above ASCII whose lowercase holds ASCII: `İ` (to `i̇`) and the Kelvin
-/// sign `K` (to `k`). A test checks every character.
-const ASCII_FOLDING: [char; 2] = ['\u{130}', '\u{212a}'];
-
-/// `src` with its ASCII letters lowercased, into `dst` (of the same length), eight bytes at a
-/// time: at the `wasm` profile's `opt-level = "s"` the byte loop of `make_ascii_lowercase` is
-/// not vectorised and was most of an ASCII search's time per page.
-fn ascii_lowercase_into(src: &[u8], dst: &mut [u8]) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut words = src.chunks_exact(8);
-    let mut out = dst.chunks_exact_mut(8);
-    for (word, out) in (&mut words).zip(&mut out) {
-        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        // Per byte, the high bit of: its low seven bits >= 'A', and > 'Z' (no carries: each
-        // sum stays under 0x100); an upper-case ASCII letter has the first, not the second,
-        // and no high bit of its own. Its 0x20 bit is then set.
-        let low = w & !HIGH;
-        let from_a = low + ONES * u64::from(0x80 - b'A');
-        let past_z = low + ONES * u64::from(0x80 - b'Z' - 1);
-        let upper = from_a & !past_z & !w & HIGH;
-        out.copy_from_slice(&(w | (upper >> 2)).to_le_bytes());
-    }
-    for (b, out) in words.remainder().iter().zip(out.into_remainder()) {
-        *out = b.to_ascii_lowercase();
-    }
-}
-
-/// Whether `bytes` hold a character of [`ASCII_FOLDING`].
-fn has_ascii_folding_non_ascii(bytes: &[u8]) -> bool {
-    // Both start with a byte that is rare in text (0xC4 is also `Ā`..`Ŀ`, 0xE2 punctuation).
-    memchr::memchr2(0xc4, 0xe2, bytes).is_some()
-        && ASCII_FOLDING.iter().any(|c| {
-            let mut buf = [0; 4];
-            memchr::memmem::find(bytes, c.encode_utf8(&mut buf).as_bytes()).is_some()
-        })
-}
-
-/// The whole text folded as [`Query::find`] folds it: a query matches a text exactly when
-/// the folded query is a substring of the folded text (the prebuilt index relies on it).
-pub fn fold(text: &str) -> String {
-    if text.is_ascii() {
-        return text.to_ascii_lowercase();
-    }
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        fold_char(c, &mut out);
-    }
-    out
-}
-
-/// The hit for one page of the answer: its excerpt is cut from the body's plain text, centred
-/// as [`RankedQuery::excerpt_range`] says; when the body holds no match and the summary does
-/// (a page found by its summary), from the summary; else it is the body's start. Shared by the
-/// live scan and the prebuilt index.
-pub fn ranked_hit(
-    q: &RankedQuery,
-    path: String,
-    title: String,
-    plain: &str,
-    summary: &str,
-) -> SearchHit {
-    let excerpt = if let Some((start, end)) = q.excerpt_range(plain) {
-        excerpt(plain, start, end)
-    } else if let Some((start, end)) = q.excerpt_range(summary) {
-        excerpt(summary, start, end)
-    } else {
-        excerpt(plain, 0, 0)
-    };
-    SearchHit {
-        path,
-        title,
-        excerpt,
-    }
-}
-
-impl Query {
-    /// Prepares a query: trims it and checks the [`MIN_QUERY_CHARS`] minimum.
-    pub fn new(query: &str) -> Result<Query, ContentError> {
-        let trimmed = query.trim();
-        if trimmed.chars().count() < MIN_QUERY_CHARS {
-            return Err(ContentError::QueryTooShort);
-        }
-        let mut folded = String::with_capacity(trimmed.len());
-        for c in trimmed.chars() {
-            fold_char(c, &mut folded);
-        }
-        let finder = Finder::new(folded.as_bytes()).into_owned();
-        Ok(Query { folded, finder })
-    }
-
-    /// A query for one word of a longer one, of any length (see [`RankedQuery::words`]).
-    pub(crate) fn word(word: &str) -> Query {
-        let mut folded = String::with_capacity(word.len());
-        for c in word.chars() {
-            fold_char(c, &mut folded);
-        }
-        let finder = Finder::new(folded.as_bytes()).into_owned();
-        Query { folded, finder }
-    }
-
-    /// Whether the query could be searched for alone (it has [`MIN_QUERY_CHARS`] characters).
-    pub fn searchable(&self) -> bool {
-        self.folded.chars().nth(MIN_QUERY_CHARS - 1).is_some()
-    }
-
-    /// The trimmed query, case-folded.
-    pub fn folded(&self) -> &str {
-        &self.folded
-    }
-
-    /// Byte range in `text` of the first case-insensitive match.
-    pub fn find(&self, text: &str) -> Option<(usize, usize)> {
-        self.find_all(text, 1).into_iter().next()
-    }
-
-    /// Byte ranges in `text` of the first `limit` non-overlapping case-insensitive matches,
-    /// each a whole number of characters of `text`.
-    ///
-    /// ```
-    /// let q = dochub_content::Query::new("größe").unwrap();
-    /// assert_eq!(q.find_all("Größe, GRÖSSE, größe", 9), [(0, 7), (18, 25)]);
-    /// ```
-    pub fn find_all(&self, text: &str, limit: usize) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        let ascii_query = self.folded.is_ascii();
-        if !ascii_query && text.is_ascii() {
-            return out;
-        }
-        if ascii_query && let Some(found) = self.find_ascii(text.as_bytes(), limit) {
-            return found;
-        }
-        // Fold the text, remembering which original character each folded byte came from.
-        let mut folded = String::with_capacity(text.len());
-        let mut origin: Vec<(u32, u32)> = Vec::with_capacity(text.len());
-        for (i, c) in text.char_indices() {
-            let before = folded.len();
-            fold_char(c, &mut folded);
-            let span = (i as u32, (i + c.len_utf8()) as u32);
-            origin.extend(std::iter::repeat_n(span, folded.len() - before));
-        }
-        let mut from = 0;
-        while out.len() < limit {
-            let Some(i) = self.finder.find(&folded.as_bytes()[from..]) else {
-                break;
-            };
-            let at = from + i;
-            let end = at + self.folded.len();
-            let range = (origin[at].0 as usize, origin[end - 1].1 as usize);
-            // The next match starts after this one's last original character.
-            from = end;
-            while from < origin.len() && (origin[from].0 as usize) < range.1 {
-                from += 1;
-            }
-            out.push(range);
-        }
-        out
-    }
-
-    /// [`Query::find_all`] for an ASCII query: lowercasing the ASCII bytes alone keeps byte
-    /// offsets, and leaves every other character as bytes >= 0x80, which an ASCII query never
-    /// matches; its folded form would be such bytes too (but for two characters, checked
-    /// above). `None` when the text holds a character of [`ASCII_FOLDING`] where it was
-    /// looked at: the caller then folds it whole.
-    ///
-    /// A window at a time, each twice the last: a common word's first match is near the
-    /// start, so most of a page is never looked at.
-    fn find_ascii(&self, bytes: &[u8], limit: usize) -> Option<Vec<(usize, usize)>> {
-        let mut out = Vec::new();
-        let len = self.folded.len();
-        let mut window = FIRST_WINDOW.max(2 * len);
-        let mut lower = Vec::new();
-        let mut from = 0;
-        while out.len() < limit && from < bytes.len() {
-            let window_end = from.saturating_add(window).min(bytes.len());
-            // Two bytes either side: a character cut by the window's edge is seen whole.
-            let seen = &bytes[from.saturating_sub(2)..(window_end + 2).min(bytes.len())];
-            if has_ascii_folding_non_ascii(seen) {
-                return None;
-            }
-            lower.clear();
-            lower.resize(window_end - from, 0);
-            ascii_lowercase_into(&bytes[from..window_end], &mut lower);
-            let mut at = 0;
-            while out.len() < limit {
-                let Some(i) = self.finder.find(&lower[at..]) else {
-                    break;
-                };
-                let start = from + at + i;
-                out.push((start, start + len));
-                at += i + len;
-            }
-            if window_end == bytes.len() {
-                break;
-            }
-            // A match the window cut off starts in its last `len - 1` bytes.
-            from = (window_end + 1 - len).max(from + at);
-            window = (window * 2).min(LAST_WINDOW);
-        }
-        Some(out)
-    }
-}
-
-/// About [`EXCERPT_CHARS`] characters of `text` centred on the byte range
-/// `start..end`, never splitting a character, newlines and tabs turned into
-/// spaces, `…` where the text was cut.
-///
-/// ```
-/// let text = format!("{}needle{}", "x".repeat(300), "y".repeat(300));
-/// let e = dochub_content::excerpt(&text, 300, 306);
-/// assert_eq!(e.chars().count(), 152);
-/// assert!(e.starts_with('…') && e.ends_with('…') && e.contains("needle"));
-/// ```
-pub fn excerpt(text: &str, start: usize, end: usize) -> String {
-    // Walks characters outwards from the match instead of counting the whole text: a search
-    // builds 50 excerpts, most from pages of several kilobytes.
-    let start = start.min(text.len());
-    let end = end.clamp(start, text.len());
-    let match_chars = text[start..end].chars().count();
-    let centre = text[start..]
-        .char_indices()
-        .nth(match_chars / 2)
-        .map_or(text.len(), |(i, _)| start + i);
-    // The byte index `n` characters before `at` (or the start).
-    let back = |at: usize, n: usize| {
-        text[..at]
-            .char_indices()
-            .rev()
-            .take(n)
-            .last()
-            .map_or(at, |(i, _)| i)
-    };
-    let mut from = back(centre, EXCERPT_CHARS / 2);
-    // `EXCERPT_CHARS` characters on from `from`, or as many as there are.
-    let mut walked = 0;
-    let mut to = text.len();
-    for (i, _) in text[from..].char_indices() {
-        if walked == EXCERPT_CHARS {
-            to = from + i;
-            break;
-        }
-        walked += 1;
-    }
-    // Near the end, the excerpt starts earlier to stay as long.
-    if walked < EXCERPT_CHARS {
-        from = back(from, EXCERPT_CHARS - walked);
-    }
-    let mut out = String::with_capacity(to - from + 8);
-    if from > 0 {
-        out.push('…');
-    }
-    out.extend(text[from..to].chars().map(|c| {
-        if matches!(c, '\n' | '\r' | '\t') {
-            ' '
-        } else {
-            c
-        }
-    }));
-    if to < text.len() {
-        out.push('…');
-    }
-    out
-}
-
-impl ContentRoot {
-    /// Searches every page and ranks the answer (see [`crate::rank`]); a query under
-    /// [`MIN_QUERY_CHARS`] characters is [`ContentError::QueryTooShort`]. Reads and analyses
-    /// every page: ranking needs the whole tree's term statistics (the prebuilt index keeps
-    /// them).
-    pub fn search(&self, query: &str) -> Result<SearchResults, ContentError> {
-        /// A page of the answer before it is ranked.
-        struct Member {
-            tier: u8,
-            number: usize,
-            path: String,
-            title: String,
-            summary: String,
-            plain: String,
-            lengths: FieldCounts,
-            /// Counts of the page's terms that some query term may match.
-            matched: Vec<(String, FieldCounts)>,
-        }
-        let q = RankedQuery::new(query)?;
-        let walks: Vec<Expansion> = q.terms.iter().map(|w| Expansion::new(w)).collect();
-        let mut stats = CorpusStats::default();
-        // Pages holding each term some query term may match, in byte order.
-        let mut df: BTreeMap<String, u32> = BTreeMap::new();
-        let mut members = Vec::new();
-        for (number, (p, s, id)) in self.all_page_paths()?.into_iter().enumerate() {
-            let Some(raw) = self.raw(&p, &s, &id)? else {
+impl TreeScan {
+    /// Reads and analyses every page of `root` for `query`.
+    pub fn new(root: &ContentRoot, query: &RankedQuery) -> Result<TreeScan, ContentError> {
+        let walks: Vec<Expansion> = query.terms.iter().map(|w| Expansion::new(w)).collect();
+        let mut scan = TreeScan {
+            stats: CorpusStats::default(),
+            pages_with: BTreeMap::new(),
+            counts: HashMap::new(),
+            lengths: HashMap::new(),
+            candidates: Candidates::default(),
+            found: HashMap::new(),
+        };
+        for (p, s, id) in root.all_page_paths()? {
+            // A page removed since the listing is left out, as the index leaves it out.
+            let Some(raw) = root.raw(&p, &s, &id)? else {
                 continue;
             };
+            let number = scan.stats.pages;
             let text = page_text(&raw);
-            let tier = if q.in_phrase_tier(&text, &id) {
-                1
-            } else if q.in_words_tier(&text, &id) {
-                2
+            let tier = if query.in_tier(Tier::Phrase, &text, &id) {
+                Some(Tier::Phrase)
+            } else if query.in_tier(Tier::Words, &text, &id) {
+                Some(Tier::Words)
             } else {
-                0
+                None
             };
             let parsed = parse_page(&id, &raw);
             let analysed = page_terms(&id, &parsed);
-            stats.add(&analysed.lengths);
-            let mut matched = Vec::new();
+            scan.stats.add(&analysed.lengths);
             for (term, counts) in analysed.terms {
                 if walks.iter().any(|walk| walk.may_take(&term)) {
-                    *df.entry(term.clone()).or_default() += 1;
-                    if tier > 0 {
-                        matched.push((term, counts));
+                    *scan.pages_with.entry(term.clone()).or_default() += 1;
+                    if tier.is_some() {
+                        scan.counts.entry(term).or_default().push((number, counts));
                     }
                 }
             }
-            if tier > 0 {
-                members.push(Member {
-                    tier,
+            let Some(tier) = tier else {
+                continue;
+            };
+            match tier {
+                Tier::Phrase => scan.candidates.phrase.push(number),
+                Tier::Words => scan.candidates.words.push(number),
+            }
+            scan.lengths.insert(number, analysed.lengths);
+            scan.found.insert(
+                number,
+                FoundPage {
                     number,
                     path: format!("{p}/{s}/{id}"),
                     title: parsed.title,
-                    summary: parsed.summary,
                     plain: analysed.plain,
-                    lengths: analysed.lengths,
-                    matched,
-                });
-            }
+                    summary: parsed.summary,
+                },
+            );
         }
-        // Each query term's matching terms with their weights.
-        let weights: Vec<BTreeMap<&str, f64>> = q
-            .terms
-            .iter()
-            .zip(walks)
-            .map(|(w, mut walk)| {
-                let mut taken = Vec::new();
-                let from = (Bound::Included(walk.start()), Bound::Unbounded);
-                for (t, &n) in df.range::<str, _>(from) {
-                    match walk.offer(t) {
-                        None => break,
-                        Some(true) => taken.push((t.as_str(), n)),
-                        Some(false) => {}
-                    }
-                }
-                let word_df = taken.iter().map(|&(_, n)| n).max().unwrap_or(0);
-                taken
-                    .into_iter()
-                    .map(|(t, _)| (t, term_weight(w, t, word_df, stats.pages)))
-                    .collect()
-            })
-            .collect();
-        let mut ranked: Vec<(u8, std::cmp::Reverse<u64>, usize, Member)> = members
-            .into_iter()
-            .map(|m| {
-                let best = weights.iter().map(|terms| {
-                    m.matched
-                        .iter()
-                        .filter_map(|(t, counts)| {
-                            let weight = terms.get(t.as_str())?;
-                            Some(contribution(*weight, stats.impact(counts, &m.lengths)))
-                        })
-                        .fold(0.0, f64::max)
-                });
-                (m.tier, std::cmp::Reverse(score_key(best)), m.number, m)
-            })
-            .collect();
-        ranked.sort_unstable_by_key(|a| (a.0, a.1, a.2));
-        let mut tiers: [Vec<SearchHit>; 2] = Default::default();
-        for (tier, .., m) in ranked {
-            let hit = ranked_hit(&q, m.path, m.title, &m.plain, &m.summary);
-            tiers[usize::from(tier - 1)].push(hit);
-        }
-        let mut results: Vec<SearchHit> = tiers.into_iter().flat_map(spread_versions).collect();
-        results.truncate(MAX_RESULTS);
-        Ok(SearchResults {
-            query: query.to_owned(),
-            results,
-        })
+        Ok(scan)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl SearchBackend for TreeScan {
+    type Error = ContentError;
 
-    #[test]
-    fn ascii_lowercasing_a_word_at_a_time_matches_the_byte_rule() {
-        // Every byte value at every position of a word, and lengths around the word size.
-        let all: Vec<u8> = (0..=255u8).collect();
-        for shift in 0..8 {
-            let src: Vec<u8> = all
-                .iter()
-                .cycle()
-                .skip(shift)
-                .take(256 + shift)
-                .copied()
-                .collect();
-            for len in [0, 1, 7, 8, 9, 15, 16, 17, src.len()] {
-                let mut dst = vec![0; len];
-                ascii_lowercase_into(&src[..len], &mut dst);
-                assert_eq!(
-                    dst,
-                    src[..len].to_ascii_lowercase(),
-                    "shift {shift}, len {len}"
-                );
-            }
-        }
+    fn page_count(&self) -> u32 {
+        self.stats.pages
     }
 
-    #[test]
-    fn ascii_and_unicode_folding() {
-        let q = Query::new("Hello").unwrap();
-        assert_eq!(q.find("say HELLO there"), Some((4, 9)));
-        assert_eq!(q.find("say héllo"), None);
-        let q = Query::new("straße").unwrap();
-        assert_eq!(q.find("Die STRASSE"), None); // no full case folding: ß stays ß
-        assert_eq!(q.find("Die STRAßE"), Some((4, 11)));
-        let q = Query::new("ΣΟΦΊΑ").unwrap();
-        assert_eq!(q.find("η σοφία"), Some((3, 13)));
-        // A character whose lowercase is longer maps back to whole original characters.
-        let q = Query::new("i̇x").unwrap();
-        assert_eq!(q.find("aİx"), Some((1, 4)));
-    }
-
-    #[test]
-    fn only_two_characters_above_ascii_fold_to_ascii() {
-        let found: Vec<char> = (0x80..=0x10ffff)
-            .filter_map(char::from_u32)
-            .filter(|c| c.to_lowercase().any(|l| l.is_ascii()))
-            .collect();
-        assert_eq!(found, ASCII_FOLDING);
-    }
-
-    #[test]
-    fn ascii_queries_in_text_with_other_characters() {
-        let q = Query::new("kelvin").unwrap();
-        assert_eq!(q.find("über KELVIN"), Some((6, 12)));
-        // The Kelvin sign folds to an ASCII `k`.
-        assert_eq!(q.find("über \u{212a}elvin"), Some((6, 14)));
-        assert_eq!(q.find_all("\u{212a}elvin kelvin", 9), [(0, 8), (9, 15)]);
-        // `İ` folds to `i` and a combining dot.
-        let q = Query::new("xi").unwrap();
-        assert_eq!(q.find("é Xİ"), Some((3, 6)));
-        assert_eq!(q.find("é XĪ"), None);
-    }
-
-    #[test]
-    fn every_match_without_overlap() {
-        let q = Query::new("aa").unwrap();
-        assert_eq!(q.find_all("aaaaa", 9), [(0, 2), (2, 4)]);
-        assert_eq!(q.find_all("aaaaa", 1), [(0, 2)]);
-        assert_eq!(q.find_all("AäAAa", 9), [(3, 5)]);
-        let q = Query::new("i̇").unwrap();
-        // İ folds to two characters; each match is the whole original character.
-        assert_eq!(q.find_all("İİ i̇", 9), [(0, 2), (2, 4), (5, 8)]);
-        assert!(Query::new("zz").unwrap().find_all("über", 9).is_empty());
-    }
-
-    #[test]
-    fn ascii_matches_across_window_edges() {
-        // Matches at every offset around the window edges, and a query longer than a window.
-        let naive = |text: &str, folded: &str| {
-            let lower = text.to_ascii_lowercase();
-            let mut out = Vec::new();
-            let mut from = 0;
-            while let Some(i) = lower[from..].find(folded) {
-                out.push((from + i, from + i + folded.len()));
-                from += i + folded.len();
-            }
-            out
-        };
-        // Every offset across the first three window edges (at 512, about 1,530 and 3,570).
-        for pad in 0..3700 {
-            let text = format!(
-                "{}QuaSar{}quasarquasar{}",
-                "x".repeat(pad),
-                "y".repeat(pad % 700),
-                "z".repeat(3)
-            );
-            let q = Query::new("quasar").unwrap();
-            assert_eq!(q.find_all(&text, 99), naive(&text, "quasar"), "{pad}");
-            assert_eq!(q.find(&text), Some((pad, pad + 6)));
-        }
-        // A character folding to ASCII across a window's edge, or after the first window.
-        let kelvin = Query::new("kelvin").unwrap();
-        for pad in FIRST_WINDOW - 4..FIRST_WINDOW + 2 {
-            let text = format!("{}\u{212a}elvin kelvin", "x".repeat(pad));
-            assert_eq!(
-                kelvin.find_all(&text, 9),
-                [(pad, pad + 8), (pad + 9, pad + 15)]
-            );
-        }
-        let text = format!("kelvin{}\u{212a}elvin", "x".repeat(2000));
-        assert_eq!(kelvin.find_all(&text, 9), [(0, 6), (2006, 2014)]);
-        assert_eq!(kelvin.find_all(&text, 1), [(0, 6)]);
-        let long = "ab".repeat(FIRST_WINDOW);
-        let text = format!("c{}{}", long.to_uppercase(), long);
-        let q = Query::new(&long).unwrap();
-        assert_eq!(q.find_all(&text, 9), naive(&text, &long));
-        assert_eq!(q.find_all(&text, 9).len(), 2);
-        let q = Query::new("aa").unwrap();
-        let text = "a".repeat(3 * FIRST_WINDOW + 1);
-        assert_eq!(q.find_all(&text, usize::MAX), naive(&text, "aa"));
-    }
-
-    #[test]
-    fn short_queries() {
-        assert!(Query::new("").is_err());
-        assert!(Query::new("a").is_err());
-        assert!(Query::new("  b  ").is_err());
-        assert!(Query::new("é").is_err());
-        assert!(Query::new("éé").is_ok());
-        assert!(Query::new("日本").is_ok());
-    }
-
-    /// The excerpt by its definition: counted in characters over the whole text.
-    fn excerpt_by_counting(text: &str, start: usize, end: usize) -> String {
-        let total = text.chars().count();
-        let m_start = text[..start].chars().count();
-        let m_len = text[start..end].chars().count();
-        let centre = m_start + m_len / 2;
-        let mut from = centre.saturating_sub(EXCERPT_CHARS / 2);
-        let to = (from + EXCERPT_CHARS).min(total);
-        from = to.saturating_sub(EXCERPT_CHARS).min(from);
-        let mut out = String::new();
-        if from > 0 {
-            out.push('…');
-        }
-        let body: String = text.chars().skip(from).take(to - from).collect();
-        out.push_str(&body.replace(['\n', '\r', '\t'], " "));
-        if to < total {
-            out.push('…');
-        }
-        out
-    }
-
-    #[test]
-    fn excerpts_walked_from_the_match_are_the_counted_ones() {
-        for text in [
-            String::new(),
-            "ab".into(),
-            "x".repeat(149),
-            "x".repeat(150),
-            "x".repeat(151),
-            format!(
-                "{}é\n日{}\t{}",
-                "a".repeat(120),
-                "ü".repeat(90),
-                "z".repeat(160)
-            ),
-            "日本".repeat(170),
-        ] {
-            let bounds: Vec<usize> = (0..=text.len())
-                .filter(|&i| text.is_char_boundary(i))
-                .collect();
-            for (n, &start) in bounds.iter().enumerate() {
-                for &end in bounds[n..].iter().take(4) {
-                    assert_eq!(
-                        excerpt(&text, start, end),
-                        excerpt_by_counting(&text, start, end),
-                        "{} chars, {start}..{end}",
-                        text.chars().count()
-                    );
+    /// Walks the terms the scan kept: every term a walk may take is among them.
+    fn matching_terms(
+        &mut self,
+        walks: Vec<Expansion<'_>>,
+    ) -> Result<Vec<Vec<MatchedTerm>>, ContentError> {
+        let mut out = Vec::with_capacity(walks.len());
+        for mut walk in walks {
+            let mut taken = Vec::new();
+            let from = (Bound::Included(walk.start()), Bound::Unbounded);
+            for (term, &pages) in self.pages_with.range::<str, _>(from) {
+                match walk.offer(term) {
+                    None => break,
+                    Some(false) => {}
+                    Some(true) => {
+                        let counts = self.counts.get(term).map_or(&[][..], Vec::as_slice);
+                        let impacts = counts
+                            .iter()
+                            .filter_map(|(page, counts)| {
+                                let lengths = self.lengths.get(page)?;
+                                Some((*page, self.stats.impact(counts, lengths)))
+                            })
+                            .collect();
+                        taken.push(MatchedTerm {
+                            term: term.clone(),
+                            pages,
+                            impacts,
+                        });
+                    }
                 }
             }
+            out.push(taken);
         }
+        Ok(out)
     }
 
-    #[test]
-    fn excerpt_at_edges() {
-        assert_eq!(excerpt("short\ntext", 0, 5), "short text");
-        let text = "a".repeat(10) + "MATCH" + "b".repeat(500).as_str();
-        let e = excerpt(&text, 10, 15);
-        assert!(e.starts_with("aaaaaaaaaaMATCH"));
-        assert!(e.ends_with('…'));
-        assert_eq!(e.chars().count(), 151);
-        let text = "b".repeat(500) + "MATCH";
-        let e = excerpt(&text, 500, 505);
-        assert!(e.starts_with('…') && e.ends_with("MATCH"));
-        assert_eq!(e.chars().count(), 151);
+    /// The pages in each tier, exactly: the scan tested every page.
+    fn candidates(&mut self, _query: &RankedQuery) -> Result<Candidates, ContentError> {
+        Ok(std::mem::take(&mut self.candidates))
     }
 
-    #[test]
-    fn excerpt_is_centred_and_char_safe() {
-        let text = "é".repeat(200) + "needle" + "日".repeat(200).as_str();
-        let start = 400;
-        let e = excerpt(&text, start, start + 6);
-        let inner: String = e.trim_matches('…').to_owned();
-        assert_eq!(inner.chars().count(), 150);
-        let pos = inner.find("needle").unwrap();
-        let before = inner[..pos].chars().count();
-        let after = inner[pos + 6..].chars().count();
-        assert!(before.abs_diff(after) <= 1, "{before} vs {after}");
+    /// The candidates are exact, so each page of a run is in its tier; each is handed out once.
+    fn read(
+        &mut self,
+        _query: &RankedQuery,
+        _tier: Tier,
+        run: &[u32],
+    ) -> Result<Vec<FoundPage>, ContentError> {
+        Ok(run.iter().filter_map(|n| self.found.remove(n)).collect())
     }
 }

@@ -4,7 +4,6 @@
 use std::fs;
 use std::path::Path;
 
-use chrono::Utc;
 use dochub_content::llms::llms_txt;
 use dochub_content::{Catalog, ContentRoot, Severity};
 
@@ -125,7 +124,7 @@ fn projects_and_subprojects_follow_their_yaml_order() {
 fn manifests_and_llms_txt_list_in_reading_order() {
     let dir = tree();
     let root = ContentRoot::open(dir.path()).unwrap();
-    let master = root.master_manifest(Utc::now()).unwrap();
+    let master = root.master_manifest("2026-01-02T03:04:05.678Z").unwrap();
     let ids: Vec<&str> = master.projects.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, ["mu", "zeta", "alpha"]);
     let project = root.project_manifest("zeta").unwrap().unwrap();

@@ -98,7 +98,7 @@ proptest! {
             }
             prop_assert_eq!(&doc.raw_url, &format!("/api/raw/proj/sub/{}", doc.id));
         }
-        let master = root.master_manifest(chrono::Utc::now()).unwrap();
+        let master = root.master_manifest("2026-01-02T03:04:05.678Z").unwrap();
         let json = serde_json::to_value(&master).unwrap();
         prop_assert_eq!(json["projects"][0]["doc_count"].as_u64(), Some(pages.len() as u64));
     }

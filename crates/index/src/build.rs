@@ -16,11 +16,10 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::IndexError;
 use crate::{FullSummary, Index, IndexSummary, write_index, write_prebuilt_full};
-use dochub_content::ContentError;
 use dochub_content::ContentRoot;
 use dochub_content::fsio::read_file;
 use dochub_content::is_valid_id;
@@ -31,7 +30,7 @@ pub const MASTER_FILE: &str = "manifest.json";
 pub const MANIFEST_DIR: &str = "manifest";
 
 /// The JSON bytes of a manifest, as both the live and the prebuilt path serve them.
-pub fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, ContentError> {
+pub fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, IndexError> {
     Ok(serde_json::to_vec(value)?)
 }
 
@@ -53,12 +52,13 @@ pub struct BuildSummary {
 /// Writes every manifest of `root` into `out` (created if needed) and removes
 /// manifests of an earlier build that no longer exist, so none goes stale.
 /// Other files in `out` are left alone. Files are overwritten in place, so two
-/// builds of the same content running at once (parallel test processes) agree.
+/// builds of the same content running at once (parallel test processes) agree. The master
+/// manifest is stamped with `generated_at`, the time as the caller's bodies write it.
 pub fn write_build(
     root: &ContentRoot,
     out: &Path,
-    generated_at: DateTime<Utc>,
-) -> Result<BuildSummary, ContentError> {
+    generated_at: &str,
+) -> Result<BuildSummary, IndexError> {
     let master = root.master_manifest(generated_at)?;
     let dir = out.join(MANIFEST_DIR);
     let mut written = BTreeSet::new();
@@ -67,7 +67,7 @@ pub fn write_build(
     for p in &master.projects {
         if let Some(manifest) = root.project_manifest(&p.id)? {
             let pdir = dir.join(&p.id);
-            fs::create_dir_all(&pdir).map_err(|e| ContentError::io(&pdir, e))?;
+            fs::create_dir_all(&pdir).map_err(|e| IndexError::io(&pdir, e))?;
             written.insert(write(
                 &dir.join(format!("{}.json", p.id)),
                 &to_json(&manifest)?,
@@ -81,7 +81,7 @@ pub fn write_build(
             }
         }
     }
-    fs::create_dir_all(&dir).map_err(|e| ContentError::io(&dir, e))?;
+    fs::create_dir_all(&dir).map_err(|e| IndexError::io(&dir, e))?;
     remove_stale(&dir, &written)?;
     let index = write_index(root, out)?;
     let llms_full = write_prebuilt_full(root, out, Index::open(out)?.build_id())?;
@@ -97,16 +97,16 @@ pub fn write_build(
 }
 
 /// Deletes files under `dir` not in `keep`, then directories left empty.
-fn remove_stale(dir: &Path, keep: &BTreeSet<PathBuf>) -> Result<(), ContentError> {
+fn remove_stale(dir: &Path, keep: &BTreeSet<PathBuf>) -> Result<(), IndexError> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(ContentError::io(dir, e)),
+        Err(e) => return Err(IndexError::io(dir, e)),
     };
     for entry in entries {
-        let path = entry.map_err(|e| ContentError::io(dir, e))?.path();
+        let path = entry.map_err(|e| IndexError::io(dir, e))?.path();
         let gone = |r: std::io::Result<()>| match r {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ContentError::io(&path, e)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(IndexError::io(&path, e)),
             _ => Ok(()),
         };
         if path.is_dir() {
@@ -121,8 +121,8 @@ fn remove_stale(dir: &Path, keep: &BTreeSet<PathBuf>) -> Result<(), ContentError
     Ok(())
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<PathBuf, ContentError> {
-    fs::write(path, bytes).map_err(|e| ContentError::io(path, e))?;
+fn write(path: &Path, bytes: &[u8]) -> Result<PathBuf, IndexError> {
+    fs::write(path, bytes).map_err(|e| IndexError::io(path, e))?;
     Ok(path.to_path_buf())
 }
 
@@ -181,27 +181,29 @@ pub struct Prebuilt {
 
 impl Prebuilt {
     /// Opens a build directory; it must hold `manifest.json`.
-    pub fn open(dir: impl AsRef<Path>) -> Result<Prebuilt, ContentError> {
+    pub fn open(dir: impl AsRef<Path>) -> Result<Prebuilt, IndexError> {
         let dir = dir.as_ref().to_path_buf();
         if !dir.join(MASTER_FILE).is_file() {
-            return Err(ContentError::PrebuiltMissing { path: dir });
+            return Err(IndexError::PrebuiltMissing { path: dir });
         }
         Ok(Prebuilt { dir })
     }
 
     /// The master manifest's JSON.
-    pub fn master_manifest(&self) -> Result<Vec<u8>, ContentError> {
-        read_file(&self.dir.join(MASTER_FILE))?.ok_or_else(|| ContentError::PrebuiltMissing {
+    pub fn master_manifest(&self) -> Result<Vec<u8>, IndexError> {
+        read_file(&self.dir.join(MASTER_FILE))?.ok_or_else(|| IndexError::PrebuiltMissing {
             path: self.dir.clone(),
         })
     }
 
     /// A project manifest's JSON, or `None` if the project was not built.
-    pub fn project_manifest(&self, project: &str) -> Result<Option<Vec<u8>>, ContentError> {
+    pub fn project_manifest(&self, project: &str) -> Result<Option<Vec<u8>>, IndexError> {
         if !is_valid_id(project) {
             return Ok(None);
         }
-        read_file(&self.dir.join(MANIFEST_DIR).join(format!("{project}.json")))
+        Ok(read_file(
+            &self.dir.join(MANIFEST_DIR).join(format!("{project}.json")),
+        )?)
     }
 
     /// A subproject manifest's JSON, or `None` if it was not built.
@@ -209,16 +211,16 @@ impl Prebuilt {
         &self,
         project: &str,
         subproject: &str,
-    ) -> Result<Option<Vec<u8>>, ContentError> {
+    ) -> Result<Option<Vec<u8>>, IndexError> {
         if !is_valid_id(project) || !is_valid_id(subproject) {
             return Ok(None);
         }
-        read_file(
+        Ok(read_file(
             &self
                 .dir
                 .join(MANIFEST_DIR)
                 .join(project)
                 .join(format!("{subproject}.json")),
-        )
+        )?)
     }
 }

@@ -4,18 +4,16 @@
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
-
 use crate::build::{BuildMode, Prebuilt};
-use crate::{Checked, Index, Memo, Scope};
-use dochub_content::ContentError;
-use dochub_content::SearchResults;
+use crate::{Checked, Index, IndexError, Memo, Scope};
+
 use dochub_content::llms::{FullText, Outline, OutlineProject, OutlineSubproject};
 use dochub_content::{
     Catalog, CatalogError, ManifestName, PageSource, PageSummary, ProjectOutline, ReadError,
     SubprojectSummary,
 };
 use dochub_content::{ContentRoot, Project};
+use dochub_search::SearchResults;
 
 /// Where a request's answers come from: the content tree, and the build beside it.
 #[derive(Debug, Clone)]
@@ -114,10 +112,10 @@ impl<'a> IndexCatalog<'a> {
         }
         let index = match Index::open(self.build_dir) {
             Ok(index) => index.with_memo(self.memo.cloned()),
-            Err(ContentError::PrebuiltMissing { .. }) if !self.required => {
+            Err(IndexError::PrebuiltMissing { .. }) if !self.required => {
                 return Err(CatalogError::NoIndex);
             }
-            Err(e @ ContentError::PrebuiltMissing { .. }) => return Err(e.into()),
+            Err(e @ IndexError::PrebuiltMissing { .. }) => return Err(e.into()),
             Err(e) => {
                 return Err(CatalogError::Stale(format!(
                     "not using the prebuilt index: {e}"
@@ -261,7 +259,7 @@ impl Catalog for IndexCatalog<'_> {
     fn manifest(
         &self,
         name: ManifestName<'_>,
-        _now: DateTime<Utc>,
+        _generated_at: &str,
     ) -> Result<Option<Vec<u8>>, CatalogError> {
         self.current(match name {
             ManifestName::Master => Scope::Everything,
@@ -271,7 +269,7 @@ impl Catalog for IndexCatalog<'_> {
         let prebuilt = match Prebuilt::open(self.build_dir) {
             Ok(prebuilt) => prebuilt,
             // The index is there but not the manifests: a build is being written.
-            Err(ContentError::PrebuiltMissing { .. }) => {
+            Err(IndexError::PrebuiltMissing { .. }) => {
                 return Err(CatalogError::Stale("the build is being written".into()));
             }
             Err(e) => return Err(e.into()),

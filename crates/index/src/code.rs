@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use dochub_content::ContentError;
+use crate::IndexError;
 use dochub_content::fsio::File;
 
 use crate::format::{damaged, entry_table, open, read_at, u32_at, u64_at};
@@ -67,7 +67,7 @@ pub(crate) struct CodeFile {
 }
 
 impl CodeFile {
-    pub(crate) fn open(path: &Path) -> Result<CodeFile, ContentError> {
+    pub(crate) fn open(path: &Path) -> Result<CodeFile, IndexError> {
         let mut file = open(path)?;
         let header = read_at(&mut file, path, 0, CODE_HEADER)?;
         if &header[..4] != CODE_MAGIC {
@@ -86,7 +86,7 @@ impl CodeFile {
     }
 
     /// Page `n`'s highlighted blocks, by key.
-    pub(crate) fn blocks(&mut self, n: u32) -> Result<HashMap<u64, String>, ContentError> {
+    pub(crate) fn blocks(&mut self, n: u32) -> Result<HashMap<u64, String>, IndexError> {
         if n >= self.count {
             return Err(damaged(&self.path));
         }
@@ -167,10 +167,7 @@ mod tests {
         bytes[last] ^= 0x55;
         std::fs::write(&path, &bytes).unwrap();
         let mut file = CodeFile::open(&path).unwrap();
-        assert!(matches!(
-            file.blocks(2),
-            Err(ContentError::IndexDamaged { .. })
-        ));
+        assert!(matches!(file.blocks(2), Err(IndexError::Damaged { .. })));
         assert_eq!(file.blocks(0).unwrap().len(), 2);
     }
 }

@@ -31,7 +31,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dochub_content::ContentError;
+use crate::IndexError;
 use dochub_content::fsio::File;
 
 const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
@@ -75,8 +75,8 @@ pub(super) fn bigram(a: u8, b: u8) -> u32 {
     (2 << 24) | (u32::from(a) << 8) | u32::from(b)
 }
 
-pub(super) fn open(path: &Path) -> Result<File, ContentError> {
-    File::open(path).map_err(|e| ContentError::io(path, e))
+pub(super) fn open(path: &Path) -> Result<File, IndexError> {
+    File::open(path).map_err(|e| IndexError::io(path, e))
 }
 
 /// Reads byte ranges of an index file together (see [`dochub_content::fsio`]); a range that comes back
@@ -85,10 +85,10 @@ pub(super) fn read_ranges(
     file: &mut File,
     path: &Path,
     ranges: &[(u64, usize)],
-) -> Result<Vec<Vec<u8>>, ContentError> {
+) -> Result<Vec<Vec<u8>>, IndexError> {
     let out = file
         .read_ranges(ranges)
-        .map_err(|e| ContentError::io(path, e))?;
+        .map_err(|e| IndexError::io(path, e))?;
     if out
         .iter()
         .zip(ranges)
@@ -105,7 +105,7 @@ pub(super) fn read_at(
     path: &Path,
     offset: u64,
     len: usize,
-) -> Result<Vec<u8>, ContentError> {
+) -> Result<Vec<u8>, IndexError> {
     Ok(read_ranges(file, path, &[(offset, len)])?.remove(0))
 }
 
@@ -121,8 +121,8 @@ pub(super) fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(x)
 }
 
-pub(super) fn damaged(path: &Path) -> ContentError {
-    ContentError::IndexDamaged {
+pub(super) fn damaged(path: &Path) -> IndexError {
+    IndexError::Damaged {
         path: path.to_path_buf(),
     }
 }
@@ -168,12 +168,12 @@ pub(super) struct Grams {
 }
 
 impl Grams {
-    pub(super) fn open(path: &Path) -> Result<Grams, ContentError> {
+    pub(super) fn open(path: &Path) -> Result<Grams, IndexError> {
         let mut file = open(path)?;
         // The header and, for up to a million keys, the block index in one read.
         let mut head = file
             .read_ranges(&[(0, GRAMS_HEADER + HEAD_GUESS)])
-            .map_err(|e| ContentError::io(path, e))?
+            .map_err(|e| IndexError::io(path, e))?
             .remove(0);
         if head.len() < GRAMS_HEADER || &head[..4] != GRAMS_MAGIC {
             return Err(damaged(path));
@@ -208,16 +208,13 @@ impl Grams {
 
     /// Offset and length of `key`'s posting list, if any page has the key.
     #[cfg(test)]
-    pub(super) fn find(&mut self, key: u32) -> Result<Option<(u64, u32)>, ContentError> {
+    pub(super) fn find(&mut self, key: u32) -> Result<Option<(u64, u32)>, IndexError> {
         Ok(self.find_all(&[key])?.remove(0))
     }
 
     /// Offset and length of each key's posting list (`None` where no page has the key), the
     /// blocks of all the keys read together.
-    pub(super) fn find_all(
-        &mut self,
-        keys: &[u32],
-    ) -> Result<Vec<Option<(u64, u32)>>, ContentError> {
+    pub(super) fn find_all(&mut self, keys: &[u32]) -> Result<Vec<Option<(u64, u32)>>, IndexError> {
         // The last block whose first key is <= key.
         let block_of = |key: u32| match self.firsts.partition_point(|&first| first <= key) {
             0 => None,
@@ -277,7 +274,7 @@ impl PagesWriter {
         raw: &[u8],
         plain: &str,
         summary: &str,
-    ) -> Result<(), ContentError> {
+    ) -> Result<(), IndexError> {
         let packed_raw = lz4_flex::block::compress(raw);
         let mut text = Vec::with_capacity(plain.len() + summary.len());
         text.extend_from_slice(plain.as_bytes());
@@ -285,7 +282,7 @@ impl PagesWriter {
         // The plain text is mostly the file's own words: packed against the file, it costs
         // little beside it (alone it would add a third to the table).
         let packed_text = lz4_flex::block::compress_with_dict(&text, raw);
-        let too_big = || ContentError::PageTooLarge {
+        let too_big = || IndexError::PageTooLarge {
             page: id.to_owned(),
         };
         let len32 = |len: usize| u32::try_from(len).map_err(|_| too_big());
@@ -349,7 +346,7 @@ impl Packed {
     /// Unpacks; bytes that do not match their recorded hash, or do not unpack to the recorded
     /// size, are damage. The hash is checked first, so the decoder only ever sees what the
     /// build wrote.
-    fn unpack(&self, path: &Path, dict: &[u8]) -> Result<Vec<u8>, ContentError> {
+    fn unpack(&self, path: &Path, dict: &[u8]) -> Result<Vec<u8>, IndexError> {
         // A byte of LZ4 stands for at most 255: a recorded size past that is damage, refused
         // before it is allocated (a component's memory is small).
         let most = self.bytes.len().saturating_mul(255).saturating_add(16);
@@ -388,7 +385,7 @@ pub(super) struct PagesFile {
 }
 
 impl PagesFile {
-    pub(super) fn open(path: &Path) -> Result<PagesFile, ContentError> {
+    pub(super) fn open(path: &Path) -> Result<PagesFile, IndexError> {
         let mut file = open(path)?;
         let header = read_at(&mut file, path, 0, PAGES_HEADER)?;
         if &header[..4] != PAGES_MAGIC {
@@ -409,7 +406,7 @@ impl PagesFile {
     /// The pages `numbers`, in that order: where each entry starts and ends in one round
     /// (neighbouring starts are read as one span, see [`dochub_content::fsio::File`]), then
     /// each entry in one read in a second.
-    pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, ContentError> {
+    pub(super) fn records(&mut self, numbers: &[u32]) -> Result<Vec<PageRecord>, IndexError> {
         if numbers.iter().any(|&n| n >= self.count) {
             return Err(damaged(&self.path));
         }
@@ -481,7 +478,7 @@ impl PagesFile {
     }
 
     /// A record's file, unpacked.
-    pub(super) fn raw(&self, record: &PageRecord) -> Result<Vec<u8>, ContentError> {
+    pub(super) fn raw(&self, record: &PageRecord) -> Result<Vec<u8>, IndexError> {
         record.raw.unpack(&self.path, &[])
     }
 
@@ -490,7 +487,7 @@ impl PagesFile {
         &self,
         record: &PageRecord,
         raw: &[u8],
-    ) -> Result<(String, String), ContentError> {
+    ) -> Result<(String, String), IndexError> {
         let mut plain = record.text.unpack(&self.path, raw)?;
         let summary = plain.split_off(record.plain_size);
         let utf8 = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(|_| damaged(&self.path));
@@ -583,11 +580,11 @@ pub(super) struct Terms {
 }
 
 impl Terms {
-    pub(super) fn open(path: &Path) -> Result<Terms, ContentError> {
+    pub(super) fn open(path: &Path) -> Result<Terms, IndexError> {
         let mut file = open(path)?;
         let mut head = file
             .read_ranges(&[(0, TERMS_HEADER + HEAD_GUESS)])
-            .map_err(|e| ContentError::io(path, e))?
+            .map_err(|e| IndexError::io(path, e))?
             .remove(0);
         if head.len() < TERMS_HEADER || &head[..4] != TERMS_MAGIC {
             return Err(damaged(path));
@@ -639,7 +636,7 @@ impl Terms {
         &mut self,
         from: &str,
         mut wanted: impl FnMut(&str) -> Option<bool>,
-    ) -> Result<Vec<TermEntry>, ContentError> {
+    ) -> Result<Vec<TermEntry>, IndexError> {
         let mut out = Vec::new();
         let start = self
             .blocks
@@ -976,7 +973,7 @@ mod tests {
         assert!(pages.records(&[]).unwrap().is_empty());
         assert!(matches!(
             pages.records(&[1000]),
-            Err(ContentError::IndexDamaged { .. })
+            Err(IndexError::Damaged { .. })
         ));
 
         // A flipped byte in the last page's text is damage, not a different page; its file
@@ -993,7 +990,7 @@ mod tests {
         let raw = pages.raw(&last[0]).unwrap();
         assert!(matches!(
             pages.text(&last[0], &raw),
-            Err(ContentError::IndexDamaged { .. })
+            Err(IndexError::Damaged { .. })
         ));
 
         // A recorded size far past what the packed bytes can hold is damage (refused before
@@ -1006,7 +1003,7 @@ mod tests {
         let first = pages.records(&[0]).unwrap();
         assert!(matches!(
             pages.raw(&first[0]),
-            Err(ContentError::IndexDamaged { .. })
+            Err(IndexError::Damaged { .. })
         ));
 
         // A table of starts that points outside the data, or backwards, is damage, never a
@@ -1019,7 +1016,7 @@ mod tests {
             let mut pages = PagesFile::open(&path).unwrap();
             assert!(matches!(
                 pages.records(&[999]),
-                Err(ContentError::IndexDamaged { .. })
+                Err(IndexError::Damaged { .. })
             ));
             assert!(pages.records(&[0]).is_ok());
         }

@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
+use crate::IndexError;
 use dochub_content::CatalogError;
-use dochub_content::ContentError;
 use dochub_content::ContentRoot;
 use dochub_content::fsio::read_file;
 use dochub_content::llms::FileRanges;
@@ -58,7 +58,7 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
-fn master_hash(root: &ContentRoot) -> Result<u64, ContentError> {
+fn master_hash(root: &ContentRoot) -> Result<u64, IndexError> {
     Ok(root
         .master_index()?
         .map_or(0, |page| crate::hash(&page.raw)))
@@ -70,10 +70,10 @@ pub fn write_prebuilt_full(
     root: &ContentRoot,
     out: &std::path::Path,
     build_id: u64,
-) -> Result<FullSummary, ContentError> {
+) -> Result<FullSummary, IndexError> {
     let path = out.join(PREBUILT_FULL);
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let file = std::fs::File::create(&tmp).map_err(|e| ContentError::io(&tmp, e))?;
+    let file = std::fs::File::create(&tmp).map_err(|e| IndexError::io(&tmp, e))?;
     let mut w = Counting {
         inner: std::io::BufWriter::new(file),
         written: 0,
@@ -97,13 +97,13 @@ pub fn write_prebuilt_full(
         drop(w);
         let _ = std::fs::remove_file(&tmp);
         return Err(match e {
-            LlmsError::Content(e) => e,
-            LlmsError::Write(e) => ContentError::io(&tmp, e),
+            LlmsError::Content(e) => e.into(),
+            LlmsError::Write(e) => IndexError::io(&tmp, e),
         });
     }
     let size = w.written;
     drop(w);
-    std::fs::rename(&tmp, &path).map_err(|e| ContentError::io(&path, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| IndexError::io(&path, e))?;
     let record = FullRecord {
         build_id,
         master: master_hash(root)?,
@@ -114,8 +114,8 @@ pub fn write_prebuilt_full(
     };
     let record_path = out.join(PREBUILT_RECORD);
     let tmp = record_path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(&record)?).map_err(|e| ContentError::io(&tmp, e))?;
-    std::fs::rename(&tmp, &record_path).map_err(|e| ContentError::io(&record_path, e))?;
+    std::fs::write(&tmp, serde_json::to_vec(&record)?).map_err(|e| IndexError::io(&tmp, e))?;
+    std::fs::rename(&tmp, &record_path).map_err(|e| IndexError::io(&record_path, e))?;
     Ok(FullSummary { pages, bytes: size })
 }
 
@@ -273,7 +273,7 @@ mod tests {
         let dir = tree();
         let build = tempfile::tempdir().unwrap();
         let root = ContentRoot::open(dir.path()).unwrap();
-        let summary = write_build(&root, build.path(), chrono::Utc::now()).unwrap();
+        let summary = write_build(&root, build.path(), "2026-01-02T03:04:05.678Z").unwrap();
         assert_eq!(summary.llms_full.pages, 3);
         assert_eq!(
             summary.llms_full.bytes,
@@ -334,7 +334,7 @@ mod tests {
         let dir = tree();
         let build = tempfile::tempdir().unwrap();
         let root = ContentRoot::open(dir.path()).unwrap();
-        write_build(&root, build.path(), chrono::Utc::now()).unwrap();
+        write_build(&root, build.path(), "2026-01-02T03:04:05.678Z").unwrap();
         let stale = |project| {
             let index = IndexCatalog::new(&root, build.path(), true, None);
             match index.llms_full(project, None) {

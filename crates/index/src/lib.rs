@@ -24,14 +24,16 @@
 //!                           feature, which `dochub build` has; empty entries without it)
 //! ```
 //!
-//! Search stays exact: a page can contain the folded query only if it contains every trigram
-//! of it, so the intersection of the trigrams' lists is a superset of the answer, and each
-//! candidate is then matched with the same [`Query::find`] as the live scan. A two-byte query
-//! (two ASCII characters) is answered from its bigram's list. Results, order and excerpts are
-//! those of [`ContentRoot::search`]. What a query costs: the key table's header, one 4 KiB
-//! block and one posting list per key; the term table's blocks and the impacts of the query's
-//! terms, which score every candidate; then the best candidates from the page table, a run at
-//! a time, best first, until the answer holds [`MAX_RESULTS`] hits: where each entry starts in
+//! Search is `dochub_search`'s, with the index as its backend (the live tree is the other):
+//! the same algorithm ranks both, so results, order and excerpts are the same. What the index
+//! gives it stays exact: a page can contain the folded query only if it contains every
+//! trigram of it, so the intersection of the trigrams' lists is a superset of the answer,
+//! and each candidate is then matched with the same [`dochub_search::RankedQuery::in_tier`]
+//! as the live scan. A two-byte query (two ASCII characters) is answered from its bigram's
+//! list. What a query costs: the key table's header, one 4 KiB block and one posting list
+//! per key; the term table's blocks and the impacts of the query's terms, which score every
+//! candidate; then the best candidates from the page table, a run at a time, best first,
+//! until the answer holds [`dochub_search::MAX_RESULTS`] hits: where each entry starts in
 //! one round of reads, the entries themselves (one read each) in a second. A candidate that
 //! is not a hit unpacks only its file. No page file is opened: in a Spin component each open
 //! is a round trip to the host's thread pool, while the reads of a round are in flight
@@ -62,12 +64,15 @@
 pub mod build;
 mod catalog;
 mod code;
+mod error;
 mod format;
 mod full;
 #[cfg(feature = "spin")]
 mod kv;
+mod search;
 
 pub use catalog::{IndexCatalog, Source};
+pub use error::IndexError;
 pub use full::{FullSummary, PREBUILT_FULL, PREBUILT_RECORD, write_prebuilt_full};
 
 use std::collections::HashMap;
@@ -78,16 +83,13 @@ use serde::{Deserialize, Serialize};
 
 use dochub_content::fsio::{Kind, list, mtime_ns, read_file};
 use dochub_content::{
-    CatalogError, ContentError, ContentRoot, CorpusStats, Expansion, FieldCounts, MAX_RESULTS,
-    Project, REPORTS_DIR, RankedQuery, SearchResults, SubprojectSummary, contribution, fold,
-    page_terms, page_text, parse_page, ranked_hit, reading_order, score_key, spread_versions,
-    term_weight, version_group,
+    CatalogError, ContentError, ContentRoot, Project, REPORTS_DIR, SubprojectSummary, page_terms,
+    page_text, parse_page, reading_order,
 };
+use dochub_search::{CorpusStats, FieldCounts, RankedQuery, SearchResults, fold};
 
-use format::{
-    Grams, GramsWriter, PageRecord, PagesFile, PagesWriter, Postings, TermEntry, Terms,
-    TermsWriter, decode_impacts, encode_postings,
-};
+use format::{Grams, GramsWriter, PagesWriter, Postings, TermsWriter, encode_postings};
+use search::IndexSearch;
 
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
@@ -293,16 +295,16 @@ fn changed_since_build(name: &str) -> String {
 }
 
 /// A navigation or subproject file's bytes: [`NAV_MAGIC`], [`FORMAT`], then postcard.
-fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, ContentError> {
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, IndexError> {
     let mut out = NAV_MAGIC.to_vec();
     out.extend_from_slice(&FORMAT.to_le_bytes());
-    postcard::to_extend(value, out).map_err(|e| ContentError::IndexEncode(e.to_string()))
+    postcard::to_extend(value, out).map_err(|e| IndexError::Encode(e.to_string()))
 }
 
-/// Reads what [`encode`] wrote: another format is [`ContentError::IndexFormat`], bytes that
-/// do not decode are [`ContentError::IndexDamaged`].
-fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, ContentError> {
-    let damaged = || ContentError::IndexDamaged {
+/// Reads what [`encode`] wrote: another format is [`IndexError::Format`], bytes that
+/// do not decode are [`IndexError::Damaged`].
+fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T, IndexError> {
+    let damaged = || IndexError::Damaged {
         path: path.to_path_buf(),
     };
     let (head, body) = bytes.split_at_checked(8).ok_or_else(damaged)?;
@@ -311,7 +313,7 @@ fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<T
     }
     let found = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
     if found != FORMAT {
-        return Err(ContentError::IndexFormat {
+        return Err(IndexError::Format {
             found,
             expected: FORMAT,
         });
@@ -329,7 +331,7 @@ pub(crate) fn hash(bytes: &[u8]) -> u64 {
 
 /// The listing of a folder as the index records it: projects under the root, subprojects
 /// under a project, page ids under a subproject.
-fn listing(dir: &Path, level: usize) -> Result<u64, ContentError> {
+fn listing(dir: &Path, level: usize) -> Result<u64, IndexError> {
     let mut names = match level {
         0 => list(dir, Kind::Dir)?,
         1 => list(dir, Kind::Dir)?,
@@ -341,7 +343,7 @@ fn listing(dir: &Path, level: usize) -> Result<u64, ContentError> {
     Ok(hash(names.join("\n").as_bytes()))
 }
 
-fn dir_record(dir: &Path, level: usize) -> Result<DirRecord, ContentError> {
+fn dir_record(dir: &Path, level: usize) -> Result<DirRecord, IndexError> {
     Ok(DirRecord {
         mtime_ns: mtime_ns(dir),
         listing: listing(dir, level)?,
@@ -469,19 +471,19 @@ fn query_keys(folded: &[u8]) -> Vec<u32> {
 }
 
 /// Writes `path` through a temporary file and a rename, so a reader never sees half a file.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ContentError> {
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    fs::write(&tmp, bytes).map_err(|e| ContentError::io(&tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| ContentError::io(path, e))
+    fs::write(&tmp, bytes).map_err(|e| IndexError::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| IndexError::io(path, e))
 }
 
 /// Builds the index of `root` into `<out>/index/`. Files are replaced by rename, the
 /// navigation file last; every file carries the build's id, so a reader that meets files of
 /// two different builds treats the index as stale rather than mixing them.
-pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, ContentError> {
+pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, IndexError> {
     let dir = out.join(INDEX_DIR);
     let sub_dir = dir.join(SUB_DIR);
-    fs::create_dir_all(&sub_dir).map_err(|e| ContentError::io(&sub_dir, e))?;
+    fs::create_dir_all(&sub_dir).map_err(|e| IndexError::io(&sub_dir, e))?;
 
     let (projects, numbers) = number_folders(root)?;
     let PageScan {
@@ -553,7 +555,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Conte
 
 /// Every project and subproject as the index records them, and each subproject's number:
 /// subprojects are numbered in (project, subproject) order.
-fn number_folders(root: &ContentRoot) -> Result<(Vec<IndexedProject>, Numbers), ContentError> {
+fn number_folders(root: &ContentRoot) -> Result<(Vec<IndexedProject>, Numbers), IndexError> {
     let mut projects = Vec::new();
     let mut numbers = HashMap::new();
     for p in root.projects()? {
@@ -627,7 +629,7 @@ fn highlighted_blocks(
 }
 
 /// Reads every page once, in search (path) order.
-fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, ContentError> {
+fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, IndexError> {
     let paths = root.all_page_paths()?;
     let mut scan = PageScan {
         count: 0,
@@ -700,13 +702,13 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, Content
     Ok(scan)
 }
 
-fn dir_size(dir: &Path) -> Result<u64, ContentError> {
+fn dir_size(dir: &Path) -> Result<u64, IndexError> {
     let mut total = 0;
-    for entry in fs::read_dir(dir).map_err(|e| ContentError::io(dir, e))? {
-        let entry = entry.map_err(|e| ContentError::io(dir, e))?;
+    for entry in fs::read_dir(dir).map_err(|e| IndexError::io(dir, e))? {
+        let entry = entry.map_err(|e| IndexError::io(dir, e))?;
         let meta = entry
             .metadata()
-            .map_err(|e| ContentError::io(entry.path(), e))?;
+            .map_err(|e| IndexError::io(entry.path(), e))?;
         total += if meta.is_dir() {
             dir_size(&entry.path())?
         } else {
@@ -718,9 +720,9 @@ fn dir_size(dir: &Path) -> Result<u64, ContentError> {
 
 impl Index {
     /// Opens the index in a build directory, reading only its navigation file.
-    /// [`ContentError::PrebuiltMissing`] when there is none; [`ContentError::IndexFormat`]
+    /// [`IndexError::PrebuiltMissing`] when there is none; [`IndexError::Format`]
     /// when it was written by another version of dochub.
-    pub fn open(build_dir: impl AsRef<Path>) -> Result<Index, ContentError> {
+    pub fn open(build_dir: impl AsRef<Path>) -> Result<Index, IndexError> {
         let dir = build_dir.as_ref().join(INDEX_DIR);
         let Some(bytes) = read_file(&dir.join(NAV_FILE))? else {
             // An index of format 2 or earlier: say so rather than "missing".
@@ -730,12 +732,12 @@ impl Index {
                     format: u32,
                 }
                 let found = serde_json::from_slice::<Version>(&old).map_or(0, |v| v.format);
-                return Err(ContentError::IndexFormat {
+                return Err(IndexError::Format {
                     found,
                     expected: FORMAT,
                 });
             }
-            return Err(ContentError::PrebuiltMissing {
+            return Err(IndexError::PrebuiltMissing {
                 path: build_dir.as_ref().to_path_buf(),
             });
         };
@@ -837,7 +839,7 @@ impl Index {
     pub fn highlighted(&self, number: u32) -> Result<HashMap<u64, String>, CatalogError> {
         let path = self.dir.join(CODE_FILE);
         let mut file = match code::CodeFile::open(&path) {
-            Err(ContentError::Io { source, .. })
+            Err(IndexError::Content(ContentError::Io { source, .. }))
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
                 return Err(CatalogError::Stale(format!(
@@ -954,7 +956,7 @@ impl Index {
     /// In a copied build with a memo: the names of the folders that differ from the build
     /// (sorted), from the memo, or found now by comparing every folder's listing and then
     /// remembered. `None` when the build was not copied or there is no memo.
-    fn remembered_changes(&self, root: &ContentRoot) -> Result<Option<Vec<String>>, ContentError> {
+    fn remembered_changes(&self, root: &ContentRoot) -> Result<Option<Vec<String>>, IndexError> {
         let Some(memo) = &self.memo else {
             return Ok(None);
         };
@@ -977,8 +979,8 @@ impl Index {
             }
         }
         changed.sort();
-        let bytes = postcard::to_allocvec(&changed)
-            .map_err(|e| ContentError::IndexEncode(e.to_string()))?;
+        let bytes =
+            postcard::to_allocvec(&changed).map_err(|e| IndexError::Encode(e.to_string()))?;
         memo.0.save(&key, &bytes);
         Ok(Some(changed))
     }
@@ -1015,7 +1017,7 @@ impl Index {
 
     /// Whether a folder differs from the build's record: its time, or in a copy (which keeps
     /// names, not times, and does not change after the copy) its listing.
-    fn changed(&self, folder: &Folder<'_>) -> Result<bool, ContentError> {
+    fn changed(&self, folder: &Folder<'_>) -> Result<bool, IndexError> {
         let record = folder.record;
         if record.mtime_ns != 0 && mtime_ns(&folder.path) == record.mtime_ns {
             return Ok(false);
@@ -1026,8 +1028,9 @@ impl Index {
         Ok(true)
     }
 
-    /// Searches through the index; the same answer as [`ContentRoot::search`] when fresh.
-    /// A query under the minimum length is [`ContentError::QueryTooShort`], as live.
+    /// Searches through the index; the same answer as the live tree's when fresh
+    /// (`dochub_search` ranks both). A query under the minimum length is
+    /// [`CatalogError::Query`], as live.
     pub fn search(&self, root: &ContentRoot, query: &str) -> Result<SearchResults, CatalogError> {
         self.search_once(root, query, &mut Checked::default())
     }
@@ -1039,110 +1042,17 @@ impl Index {
         query: &str,
         checked: &mut Checked,
     ) -> Result<SearchResults, CatalogError> {
-        let q = RankedQuery::new(query)?;
-        let mut texts = vec![q.phrase.folded().as_bytes()];
-        texts.extend(q.searchable_words().map(|w| w.folded().as_bytes()));
-        let Some(mut lists) = self.candidates(&texts)? else {
-            return Err(rebuilding());
-        };
-        let phrase_candidates = lists.remove(0);
-        let word_lists: Vec<Postings> = lists.into_iter().map(Postings::List).collect();
-        let Some(scores) = self.scores(&q)? else {
-            return Err(rebuilding());
-        };
-        let mut pages = PagesFile::open(&self.dir.join(PAGES_FILE))?;
-        if pages.build_id() != self.nav.build_id {
-            return Err(rebuilding());
-        }
-        let mut results = Vec::new();
-        let mut in_phrase_tier = Vec::new();
-        self.walk(
-            &mut pages,
-            Ranked::new(phrase_candidates, &scores),
-            &mut results,
-            |record, text| {
-                let found = q.in_phrase_tier(text, &record.id);
-                if found {
-                    in_phrase_tier.push(record.number);
-                }
-                found.then_some(&q)
-            },
-        )?;
-        // Every page of tier 1 was found, or the answer is full.
-        if results.len() < MAX_RESULTS && !word_lists.is_empty() {
-            in_phrase_tier.sort_unstable();
-            let lists: Vec<&Postings> = word_lists.iter().collect();
-            let word_candidates = Postings::intersect(&lists, self.nav.pages)
-                .into_iter()
-                .filter(|n| in_phrase_tier.binary_search(n).is_err())
-                .collect();
-            self.walk(
-                &mut pages,
-                Ranked::new(word_candidates, &scores),
-                &mut results,
-                |record, text| q.in_words_tier(text, &record.id).then_some(&q),
-            )?;
-        }
+        let query = RankedQuery::new(query)?;
+        let results = dochub_search::search(&query, &mut IndexSearch::new(self))?;
         // Any page anywhere may outrank the answer's: it depends on every folder.
         self.check_once(root, Scope::Everything, checked)?;
-        Ok(SearchResults {
-            query: query.to_owned(),
-            results,
-        })
-    }
-
-    /// Reads candidates best first, in runs, keeping each that `belongs` (which sees the page's
-    /// file), until they hold as many version groups as the answer still needs or run out; then
-    /// adds them to `results` with versions spread out ([`spread_versions`]), as the live scan
-    /// orders them.
-    fn walk<'q>(
-        &self,
-        pages: &mut PagesFile,
-        mut ranked: Ranked,
-        results: &mut Vec<dochub_content::SearchHit>,
-        mut belongs: impl FnMut(&PageRecord, &str) -> Option<&'q RankedQuery>,
-    ) -> Result<(), CatalogError> {
-        let need = MAX_RESULTS.saturating_sub(results.len());
-        let mut hits = Vec::new();
-        let mut groups = std::collections::HashSet::new();
-        let mut run_len = 0;
-        'runs: while groups.len() < need {
-            // As many as the answer still needs and a few more (most candidates are hits),
-            // doubling when they were not: each run costs two rounds of reads.
-            run_len = (need + need / 8 + 2).max(run_len * 2);
-            let run = ranked.next_run(run_len);
-            if run.is_empty() {
-                break;
-            }
-            for record in pages.records(&run)? {
-                let Some((p, s)) = self.subs.get(record.sub as usize) else {
-                    return Err(CatalogError::Stale("the index is damaged".into()));
-                };
-                let raw = pages.raw(&record)?;
-                if let Some(q) = belongs(&record, &page_text(&raw)) {
-                    let (plain, summary) = pages.text(&record, &raw)?;
-                    let path = format!("{p}/{s}/{}", record.id);
-                    let hit = ranked_hit(q, path, record.title, &plain, &summary);
-                    let (p, id, title) = version_group(&hit);
-                    groups.insert((p.to_owned(), id.to_owned(), title.to_owned()));
-                    hits.push(hit);
-                    // The best of `need` groups: nothing later comes before them.
-                    if groups.len() == need {
-                        break 'runs;
-                    }
-                }
-            }
-        }
-        let mut spread = spread_versions(hits);
-        spread.truncate(need);
-        results.extend(spread);
-        Ok(())
+        Ok(results)
     }
 
     /// For each folded text, the page numbers that may contain it (in their text or id), in
     /// path order; `None` when the key table belongs to another build. The key table's
     /// blocks and the posting lists of all the texts are read together.
-    fn candidates(&self, texts: &[&[u8]]) -> Result<Option<Vec<Vec<u32>>>, ContentError> {
+    pub(crate) fn candidates(&self, texts: &[&[u8]]) -> Result<Option<Vec<Vec<u32>>>, IndexError> {
         let key_sets: Vec<Vec<u32>> = texts.iter().map(|t| query_keys(t)).collect();
         let mut keys: Vec<u32> = key_sets.concat();
         keys.sort_unstable();
@@ -1164,11 +1074,10 @@ impl Index {
         for (key, span) in keys.iter().zip(&spans) {
             if span.is_some() {
                 let bytes = read.next().unwrap_or_default();
-                let list = Postings::parse(&bytes, self.nav.pages).ok_or_else(|| {
-                    ContentError::IndexDamaged {
+                let list =
+                    Postings::parse(&bytes, self.nav.pages).ok_or_else(|| IndexError::Damaged {
                         path: postings_path.clone(),
-                    }
-                })?;
+                    })?;
                 lists.insert(*key, list);
             }
         }
@@ -1184,94 +1093,6 @@ impl Index {
                 })
                 .collect(),
         ))
-    }
-
-    /// Every page's score for `q`, by page number (see [`dochub_content::rank`]); `None` when
-    /// the term table belongs to another build. One block of the term table per query term,
-    /// then the impacts of every matched term together.
-    fn scores(&self, q: &RankedQuery) -> Result<Option<Vec<f64>>, ContentError> {
-        let pages = self.nav.pages;
-        let mut total = vec![0.0; pages as usize];
-        if q.terms.is_empty() {
-            return Ok(Some(total));
-        }
-        let mut terms = Terms::open(&self.dir.join(TERMS_FILE))?;
-        if terms.build_id() != self.nav.build_id {
-            return Ok(None);
-        }
-        let mut matched: Vec<(usize, TermEntry)> = Vec::new();
-        for (w, word) in q.terms.iter().enumerate() {
-            let mut walk = Expansion::new(word);
-            let entries = terms.scan(walk.start(), |t| walk.offer(t))?;
-            matched.extend(entries.into_iter().map(|e| (w, e)));
-        }
-        let path = self.dir.join(IMPACTS_FILE);
-        let mut file = format::open(&path)?;
-        let ranges: Vec<(u64, usize)> = matched
-            .iter()
-            .map(|(_, e)| (e.offset, e.len as usize))
-            .collect();
-        let read = format::read_ranges(&mut file, &path, &ranges)?;
-        let mut best = vec![0.0; pages as usize];
-        let mut touched = Vec::new();
-        for (w, word) in q.terms.iter().enumerate() {
-            let of_word = || matched.iter().zip(&read).filter(|((m, _), _)| *m == w);
-            let word_df = of_word().map(|((_, e), _)| e.df).max().unwrap_or(0);
-            for ((_, entry), bytes) in of_word() {
-                let weight = term_weight(word, &entry.term, word_df, pages);
-                let impacts = decode_impacts(bytes, pages)
-                    .ok_or_else(|| ContentError::IndexDamaged { path: path.clone() })?;
-                for (page, impact) in impacts {
-                    let slot = &mut best[page as usize];
-                    if *slot == 0.0 {
-                        touched.push(page as usize);
-                    }
-                    *slot = f64::max(*slot, contribution(weight, impact));
-                }
-            }
-            // Summed in query term order, as the live scan sums.
-            for page in touched.drain(..) {
-                total[page] += best[page];
-                best[page] = 0.0;
-            }
-        }
-        Ok(Some(total))
-    }
-}
-
-/// Candidates handed out best first, a run at a time: only what the answer reaches is sorted.
-struct Ranked {
-    /// (score, page number) in the order wanted: higher score first, then path order.
-    keys: Vec<(std::cmp::Reverse<u64>, u32)>,
-    taken: usize,
-}
-
-impl Ranked {
-    fn new(candidates: Vec<u32>, scores: &[f64]) -> Ranked {
-        let keys = candidates
-            .into_iter()
-            .map(|n| {
-                let score = scores.get(n as usize).copied().unwrap_or_default();
-                (std::cmp::Reverse(score_key([score])), n)
-            })
-            .collect();
-        Ranked { keys, taken: 0 }
-    }
-
-    /// The next `n` candidates, or fewer at the end.
-    fn next_run(&mut self, n: usize) -> Vec<u32> {
-        let rest = &mut self.keys[self.taken..];
-        let n = n.min(rest.len());
-        if n == 0 {
-            return Vec::new();
-        }
-        if n < rest.len() {
-            rest.select_nth_unstable(n - 1);
-        }
-        let run = &mut rest[..n];
-        run.sort_unstable();
-        self.taken += n;
-        run.iter().map(|&(_, page)| page).collect()
     }
 }
 

@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::Path;
 
-use chrono::{TimeZone, Utc};
-use dochub_content::{ContentError, ContentRoot, to_json};
+use dochub_content::{ContentRoot, to_json};
+use dochub_index::IndexError;
 use dochub_index::build::{Prebuilt, write_build};
 
 fn basic() -> ContentRoot {
@@ -13,9 +13,8 @@ fn basic() -> ContentRoot {
     ContentRoot::open(path).unwrap()
 }
 
-fn t0() -> chrono::DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap() + chrono::Duration::milliseconds(678)
-}
+/// A generation time as the app stamps it.
+const T0: &str = "2026-01-02T03:04:05.678Z";
 
 #[test]
 fn prebuilt_matches_live() {
@@ -28,7 +27,7 @@ fn prebuilt_matches_live() {
     fs::create_dir_all(out.path().join("manifest/alpha")).unwrap();
     fs::write(out.path().join("manifest/alpha/old.json"), b"{}").unwrap();
     fs::write(out.path().join("keep.txt"), b"not ours").unwrap();
-    let summary = write_build(&root, out.path(), t0()).unwrap();
+    let summary = write_build(&root, out.path(), T0).unwrap();
     assert_eq!(
         (summary.projects, summary.subprojects, summary.documents),
         (3, 3, 9)
@@ -39,11 +38,11 @@ fn prebuilt_matches_live() {
     assert!(!out.path().join("manifest/alpha/old.json").exists());
     assert!(out.path().join("manifest/alpha/guide.json").exists());
     // Building again over a complete build is the same build.
-    write_build(&root, out.path(), t0()).unwrap();
+    write_build(&root, out.path(), T0).unwrap();
     let pre = Prebuilt::open(out.path()).unwrap();
     assert_eq!(
         pre.master_manifest().unwrap(),
-        to_json(&root.master_manifest(t0()).unwrap()).unwrap()
+        to_json(&root.master_manifest(T0).unwrap()).unwrap()
     );
     for p in ["alpha", "beta", "empty-project"] {
         assert_eq!(
@@ -71,6 +70,6 @@ fn prebuilt_matches_live() {
     let empty = tempfile::tempdir().unwrap();
     assert!(matches!(
         Prebuilt::open(empty.path()),
-        Err(ContentError::PrebuiltMissing { .. })
+        Err(IndexError::PrebuiltMissing { .. })
     ));
 }

@@ -1,6 +1,6 @@
 //! Marking the occurrences of a search query in an excerpt.
 
-use dochub_content::RankedQuery;
+use dochub_search::RankedQuery;
 
 /// A piece of an excerpt: either plain text or an occurrence of the query.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! The docs site layout: header bar, sidebar, breadcrumbs, summary, content and "On this page".
 
 use askama::Template;
-use dochub_content::{SearchHit, encode_segment, excerpt};
+use dochub_content::encode_segment;
+use dochub_search::{SearchHit, excerpt};
 
 use crate::highlight::{Segment, highlight};
 use crate::markdown::{Rendered, TocEntry};
@@ -388,7 +389,7 @@ struct Frame<'a> {
 }
 
 /// A description on one line, cut as a search excerpt is (about
-/// [`dochub_content::EXCERPT_CHARS`] characters, `…` where cut): search engines show about
+/// [`dochub_search::EXCERPT_CHARS`] characters, `…` where cut): search engines show about
 /// this much.
 fn describe(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -1,11 +1,11 @@
 //! The page layout: what a reader sees on each kind of page, checked by assertion and by
 //! snapshot (refresh with `INSTA_UPDATE=always` or `cargo insta review` after a deliberate change).
 
-use dochub_content::SearchHit;
 use dochub_render::{
     Card, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
     not_found_page, render_markdown, search_page,
 };
+use dochub_search::SearchHit;
 
 fn nav() -> Nav {
     Nav {

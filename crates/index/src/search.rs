@@ -1,0 +1,131 @@
+//! The prebuilt index as a search backend ([`IndexSearch`]): candidates from the key table's
+//! posting lists, terms and impacts from the term table, pages from the page table. Which
+//! pages answer and in what order is `dochub_search`'s.
+
+use dochub_content::{CatalogError, page_text};
+use dochub_search::{
+    Candidates, Expansion, FoundPage, MatchedTerm, RankedQuery, SearchBackend, Tier,
+};
+
+use crate::format::{self, PagesFile, Postings, TermEntry, Terms, decode_impacts};
+use crate::{IMPACTS_FILE, Index, IndexError, PAGES_FILE, TERMS_FILE, rebuilding};
+
+/// The index read for one query.
+pub(crate) struct IndexSearch<'a> {
+    index: &'a Index,
+    /// The page table, opened when the first candidates are read.
+    pages: Option<PagesFile>,
+}
+
+impl<'a> IndexSearch<'a> {
+    pub(crate) fn new(index: &'a Index) -> IndexSearch<'a> {
+        IndexSearch { index, pages: None }
+    }
+
+    /// The page table, opened the first time; another build's is [`rebuilding`].
+    fn pages(&mut self) -> Result<&mut PagesFile, CatalogError> {
+        if self.pages.is_none() {
+            let pages = PagesFile::open(&self.index.dir.join(PAGES_FILE))?;
+            if pages.build_id() != self.index.nav.build_id {
+                return Err(rebuilding());
+            }
+            self.pages = Some(pages);
+        }
+        self.pages.as_mut().ok_or_else(rebuilding)
+    }
+}
+
+impl SearchBackend for IndexSearch<'_> {
+    type Error = CatalogError;
+
+    fn page_count(&self) -> u32 {
+        self.index.nav.pages
+    }
+
+    /// One block of the term table per query term, then the impacts of every matched term
+    /// together.
+    fn matching_terms(
+        &mut self,
+        walks: Vec<Expansion<'_>>,
+    ) -> Result<Vec<Vec<MatchedTerm>>, CatalogError> {
+        let index = self.index;
+        let mut terms = Terms::open(&index.dir.join(TERMS_FILE))?;
+        if terms.build_id() != index.nav.build_id {
+            return Err(rebuilding());
+        }
+        let words = walks.len();
+        let mut matched: Vec<(usize, TermEntry)> = Vec::new();
+        for (w, mut walk) in walks.into_iter().enumerate() {
+            let entries = terms.scan(walk.start(), |t| walk.offer(t))?;
+            matched.extend(entries.into_iter().map(|e| (w, e)));
+        }
+        let path = index.dir.join(IMPACTS_FILE);
+        let mut file = format::open(&path)?;
+        let ranges: Vec<(u64, usize)> = matched
+            .iter()
+            .map(|(_, e)| (e.offset, e.len as usize))
+            .collect();
+        let read = format::read_ranges(&mut file, &path, &ranges)?;
+        let mut out: Vec<Vec<MatchedTerm>> = Vec::new();
+        out.resize_with(words, Vec::new);
+        for ((w, entry), bytes) in matched.into_iter().zip(read) {
+            let impacts = decode_impacts(&bytes, index.nav.pages)
+                .ok_or_else(|| IndexError::Damaged { path: path.clone() })?;
+            out[w].push(MatchedTerm {
+                term: entry.term,
+                pages: entry.df,
+                impacts,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The posting lists of the phrase and of each word that can be looked up, read
+    /// together: the phrase's candidates, and the pages on every word's list.
+    fn candidates(&mut self, query: &RankedQuery) -> Result<Candidates, CatalogError> {
+        let mut texts = vec![query.phrase.folded().as_bytes()];
+        texts.extend(query.searchable_words().map(|w| w.folded().as_bytes()));
+        let Some(mut lists) = self.index.candidates(&texts)? else {
+            return Err(rebuilding());
+        };
+        let phrase = lists.remove(0);
+        let words = if lists.is_empty() {
+            Vec::new()
+        } else {
+            let lists: Vec<Postings> = lists.into_iter().map(Postings::List).collect();
+            let lists: Vec<&Postings> = lists.iter().collect();
+            Postings::intersect(&lists, self.index.nav.pages)
+        };
+        Ok(Candidates { phrase, words })
+    }
+
+    /// Where each entry starts in one round of reads, the entries in a second; a candidate
+    /// not in `tier` unpacks only its file.
+    fn read(
+        &mut self,
+        query: &RankedQuery,
+        tier: Tier,
+        run: &[u32],
+    ) -> Result<Vec<FoundPage>, CatalogError> {
+        let index = self.index;
+        let pages = self.pages()?;
+        let mut found = Vec::new();
+        for record in pages.records(run)? {
+            let Some((p, s)) = index.subs.get(record.sub as usize) else {
+                return Err(CatalogError::Stale("the index is damaged".into()));
+            };
+            let raw = pages.raw(&record)?;
+            if query.in_tier(tier, &page_text(&raw), &record.id) {
+                let (plain, summary) = pages.text(&record, &raw)?;
+                found.push(FoundPage {
+                    number: record.number,
+                    path: format!("{p}/{s}/{}", record.id),
+                    title: record.title,
+                    plain,
+                    summary,
+                });
+            }
+        }
+        Ok(found)
+    }
+}

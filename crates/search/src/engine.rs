@@ -1,0 +1,511 @@
+//! The one search algorithm ([`search`]) and the trait its backends implement
+//! ([`SearchBackend`]): the live tree (`dochub_content`) and the prebuilt index
+//! (`dochub_index`).
+
+use std::cmp::Reverse;
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::excerpt::excerpt;
+use crate::ranked::{RankedQuery, Tier};
+use crate::score::{Expansion, contribution, score_key, term_weight};
+
+/// Most results one search returns.
+pub const MAX_RESULTS: usize = 50;
+
+/// The answer to `GET /api/search?q=...`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchResults {
+    /// The query as submitted.
+    pub query: String,
+    /// Matching pages, best first, at most [`MAX_RESULTS`].
+    pub results: Vec<SearchHit>,
+}
+
+/// One matching page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// `<project>/<subproject>/<page>`.
+    pub path: String,
+    /// The page's title (with fallbacks).
+    pub title: String,
+    /// Text around the first match.
+    pub excerpt: String,
+}
+
+/// A store of pages that a search reads. Pages are numbered `0..page_count()` in path order
+/// (`<project>/<subproject>/<page>`), which is also the order of ties.
+///
+/// Two stores implement it: the live tree, which reads and analyses every page for each
+/// query (`dochub_content::TreeScan`), and the prebuilt index, which reads only what a query
+/// needs (`dochub_index`). Which pages answer, their order and their excerpts are
+/// [`search`]'s alone.
+pub trait SearchBackend {
+    /// What can go wrong reading the store.
+    type Error;
+
+    /// Pages in the store: the `N` of the idf.
+    fn page_count(&self) -> u32;
+
+    /// For each walk, one per query term in query order: the store's terms that it takes,
+    /// offered to [`Expansion::offer`] in byte order from [`Expansion::start`] on, each with
+    /// the number of pages holding it and its impact in them ([`crate::CorpusStats::impact`]).
+    /// A store may leave out the impacts in pages that it never offers as candidates.
+    fn matching_terms(
+        &mut self,
+        walks: Vec<Expansion<'_>>,
+    ) -> Result<Vec<Vec<MatchedTerm>>, Self::Error>;
+
+    /// The pages that may answer, in each tier, ascending: supersets of the answer.
+    fn candidates(&mut self, query: &RankedQuery) -> Result<Candidates, Self::Error>;
+
+    /// Of the pages numbered `run`, in that order, those in `tier`
+    /// ([`RankedQuery::in_tier`] on the page's file as text and its id), with what a hit
+    /// shows of them.
+    fn read(
+        &mut self,
+        query: &RankedQuery,
+        tier: Tier,
+        run: &[u32],
+    ) -> Result<Vec<FoundPage>, Self::Error>;
+}
+
+/// A term of a store that a query term matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchedTerm {
+    /// The term.
+    pub term: String,
+    /// How many pages hold it.
+    pub pages: u32,
+    /// `(page number, impact)` for the pages holding it.
+    pub impacts: Vec<(u32, u16)>,
+}
+
+/// The pages that may answer a query, by tier.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Candidates {
+    /// Every page of the phrase tier, and maybe others.
+    pub phrase: Vec<u32>,
+    /// Every page holding every word that is not in the phrase tier, and maybe others.
+    pub words: Vec<u32>,
+}
+
+/// A page of the answer, as a store has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundPage {
+    /// Its number.
+    pub number: u32,
+    /// `<project>/<subproject>/<page>`.
+    pub path: String,
+    /// Its title, with fallbacks.
+    pub title: String,
+    /// Its body as plain text: what its excerpt is cut from.
+    pub plain: String,
+    /// Its summary (a page found by its summary shows it).
+    pub summary: String,
+}
+
+/// Searches `backend` for `query`: the phrase tier, then, while the answer has room, the words
+/// tier; each ranked by score, ties in path order, versions of a page spread out
+/// ([`spread_versions`]), at most [`MAX_RESULTS`] hits.
+pub fn search<B: SearchBackend>(
+    query: &RankedQuery,
+    backend: &mut B,
+) -> Result<SearchResults, B::Error> {
+    let candidates = backend.candidates(query)?;
+    let scores = scores(query, backend)?;
+    let mut results = Vec::new();
+    let mut in_phrase_tier = Vec::new();
+    let phrase = Ranked::new(candidates.phrase, &scores);
+    walk(
+        backend,
+        query,
+        Tier::Phrase,
+        phrase,
+        &mut results,
+        &mut in_phrase_tier,
+    )?;
+    // Every page of the phrase tier was read, or the answer is full.
+    if results.len() < MAX_RESULTS && !candidates.words.is_empty() {
+        in_phrase_tier.sort_unstable();
+        let words = candidates
+            .words
+            .into_iter()
+            .filter(|n| in_phrase_tier.binary_search(n).is_err())
+            .collect();
+        let words = Ranked::new(words, &scores);
+        walk(
+            backend,
+            query,
+            Tier::Words,
+            words,
+            &mut results,
+            &mut Vec::new(),
+        )?;
+    }
+    Ok(SearchResults {
+        query: query.submitted().to_owned(),
+        results,
+    })
+}
+
+/// Every page's score for `query`, by page number: for each query term, the best
+/// contribution of the store's terms it matches, summed in query term order.
+fn scores<B: SearchBackend>(query: &RankedQuery, backend: &mut B) -> Result<Vec<f64>, B::Error> {
+    let pages = backend.page_count();
+    let mut total = vec![0.0; pages as usize];
+    if query.terms.is_empty() {
+        return Ok(total);
+    }
+    let walks = query.terms.iter().map(|w| Expansion::new(w)).collect();
+    let matched = backend.matching_terms(walks)?;
+    let mut best = vec![0.0; pages as usize];
+    let mut touched = Vec::new();
+    for (word, terms) in query.terms.iter().zip(&matched) {
+        // Every form of the word weighs by how common the word is.
+        let word_df = terms.iter().map(|t| t.pages).max().unwrap_or(0);
+        for term in terms {
+            let weight = term_weight(word, &term.term, word_df, pages);
+            for &(page, impact) in &term.impacts {
+                let Some(slot) = best.get_mut(page as usize) else {
+                    continue;
+                };
+                if *slot == 0.0 {
+                    touched.push(page as usize);
+                }
+                *slot = f64::max(*slot, contribution(weight, impact));
+            }
+        }
+        for page in touched.drain(..) {
+            total[page] += best[page];
+            best[page] = 0.0;
+        }
+    }
+    Ok(total)
+}
+
+/// Reads candidates best first, in runs, keeping those in `tier`, until they hold as many
+/// version groups as the answer still needs or run out; then adds them to `results` with
+/// versions spread out ([`spread_versions`]). The numbers of the pages found go to `found`.
+fn walk<B: SearchBackend>(
+    backend: &mut B,
+    query: &RankedQuery,
+    tier: Tier,
+    mut ranked: Ranked,
+    results: &mut Vec<SearchHit>,
+    found: &mut Vec<u32>,
+) -> Result<(), B::Error> {
+    let need = MAX_RESULTS.saturating_sub(results.len());
+    let mut hits = Vec::new();
+    let mut groups = HashSet::new();
+    let mut run_len = 0;
+    'runs: while groups.len() < need {
+        // As many as the answer still needs and a few more (most candidates are hits),
+        // doubling when they were not: a run of the index costs two rounds of reads.
+        run_len = (need + need / 8 + 2).max(run_len * 2);
+        let run = ranked.next_run(run_len);
+        if run.is_empty() {
+            break;
+        }
+        for page in backend.read(query, tier, &run)? {
+            found.push(page.number);
+            let hit = hit(query, page);
+            let (p, id, title) = version_group(&hit);
+            groups.insert((p.to_owned(), id.to_owned(), title.to_owned()));
+            hits.push(hit);
+            // The best of `need` groups: nothing later comes before them.
+            if groups.len() == need {
+                break 'runs;
+            }
+        }
+    }
+    let mut spread = spread_versions(hits);
+    spread.truncate(need);
+    results.extend(spread);
+    Ok(())
+}
+
+/// The hit for one page of the answer: its excerpt is cut from the body's plain text, centred
+/// as [`RankedQuery::excerpt_range`] says; when the body holds no match and the summary does
+/// (a page found by its summary), from the summary; else it is the body's start.
+fn hit(query: &RankedQuery, page: FoundPage) -> SearchHit {
+    let (plain, summary) = (&page.plain, &page.summary);
+    let excerpt = if let Some((start, end)) = query.excerpt_range(plain) {
+        excerpt(plain, start, end)
+    } else if let Some((start, end)) = query.excerpt_range(summary) {
+        excerpt(summary, start, end)
+    } else {
+        excerpt(plain, 0, 0)
+    };
+    SearchHit {
+        path: page.path,
+        title: page.title,
+        excerpt,
+    }
+}
+
+/// Candidates handed out best first, a run at a time: only what the answer reaches is sorted.
+struct Ranked {
+    /// (score, page number) in the order wanted: higher score first, then path order.
+    keys: Vec<(Reverse<u64>, u32)>,
+    taken: usize,
+}
+
+impl Ranked {
+    fn new(candidates: Vec<u32>, scores: &[f64]) -> Ranked {
+        let keys = candidates
+            .into_iter()
+            .map(|n| {
+                let score = scores.get(n as usize).copied().unwrap_or_default();
+                (Reverse(score_key([score])), n)
+            })
+            .collect();
+        Ranked { keys, taken: 0 }
+    }
+
+    /// The next `n` candidates, or fewer at the end.
+    fn next_run(&mut self, n: usize) -> Vec<u32> {
+        let rest = &mut self.keys[self.taken..];
+        let n = n.min(rest.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        if n < rest.len() {
+            rest.select_nth_unstable(n - 1);
+        }
+        let run = &mut rest[..n];
+        run.sort_unstable();
+        self.taken += n;
+        run.iter().map(|&(_, page)| page).collect()
+    }
+}
+
+/// The version group of a hit: pages of one project with the same id and title are versions
+/// of one page (a guide in the `v1` … `v4` subprojects).
+pub fn version_group(hit: &SearchHit) -> (&str, &str, &str) {
+    let project = hit.path.split('/').next().unwrap_or_default();
+    let id = hit.path.rsplit('/').next().unwrap_or_default();
+    (project, id, &hit.title)
+}
+
+/// Hits of one tier, best first, with versions of one page spread out: the best version of
+/// every page first, then the second best of those that have one, and so on, each round in
+/// the order given. Four versions of the best guide would otherwise fill the first four places
+/// and push the second-best page to the fifth.
+pub fn spread_versions(hits: Vec<SearchHit>) -> Vec<SearchHit> {
+    let mut seen: HashMap<(String, String, String), usize> = HashMap::new();
+    let mut rounds: Vec<(usize, SearchHit)> = hits
+        .into_iter()
+        .map(|hit| {
+            let (p, id, title) = version_group(&hit);
+            let n = seen
+                .entry((p.to_owned(), id.to_owned(), title.to_owned()))
+                .or_default();
+            *n += 1;
+            (*n, hit)
+        })
+        .collect();
+    rounds.sort_by_key(|(round, _)| *round);
+    rounds.into_iter().map(|(_, hit)| hit).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_of_a_page_are_spread_out() {
+        let hit = |path: &str, title: &str| SearchHit {
+            path: path.to_owned(),
+            title: title.to_owned(),
+            excerpt: String::new(),
+        };
+        let hits = vec![
+            hit("spin/v1/kv", "Key Value"),
+            hit("spin/v2/kv", "Key Value"),
+            hit("spin/v3/kv", "Key Value"),
+            hit("spin/v1/redis", "Redis"),
+            // Another title, or another project: another page.
+            hit("spin/v4/kv", "Key-Value Store"),
+            hit("other/v1/kv", "Key Value"),
+            hit("spin/v2/redis", "Redis"),
+        ];
+        let order: Vec<String> = spread_versions(hits).into_iter().map(|h| h.path).collect();
+        assert_eq!(
+            order,
+            [
+                "spin/v1/kv",
+                "spin/v1/redis",
+                "spin/v4/kv",
+                "other/v1/kv",
+                "spin/v2/kv",
+                "spin/v2/redis",
+                "spin/v3/kv"
+            ]
+        );
+    }
+
+    /// The simplest backend: pages in memory, every page a candidate of both tiers (a
+    /// superset, as the index's are), every term's impacts computed on demand.
+    struct Memory {
+        /// (path, file text, plain body) in path order.
+        pages: Vec<(String, String, String)>,
+        terms: Vec<crate::PageTerms>,
+        stats: crate::CorpusStats,
+    }
+
+    impl Memory {
+        fn new(pages: &[(&str, &str)]) -> Memory {
+            let mut stats = crate::CorpusStats::default();
+            let mut terms = Vec::new();
+            for (path, text) in pages {
+                let id = path.rsplit('/').next().unwrap();
+                let t = crate::PageTerms::new(crate::PageFields {
+                    id,
+                    title: id,
+                    headings: "",
+                    summary: "",
+                    plain: (*text).to_owned(),
+                });
+                stats.add(&t.lengths);
+                terms.push(t);
+            }
+            let pages = pages
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), (*t).to_owned(), (*t).to_owned()))
+                .collect();
+            Memory {
+                pages,
+                terms,
+                stats,
+            }
+        }
+    }
+
+    impl SearchBackend for Memory {
+        type Error = std::convert::Infallible;
+
+        fn page_count(&self) -> u32 {
+            self.pages.len() as u32
+        }
+
+        fn matching_terms(
+            &mut self,
+            walks: Vec<Expansion<'_>>,
+        ) -> Result<Vec<Vec<MatchedTerm>>, Self::Error> {
+            let mut vocabulary: Vec<&str> = self
+                .terms
+                .iter()
+                .flat_map(|t| t.terms.iter().map(|(term, _)| term.as_str()))
+                .collect();
+            vocabulary.sort_unstable();
+            vocabulary.dedup();
+            Ok(walks
+                .into_iter()
+                .map(|mut walk| {
+                    let start = walk.start();
+                    let mut taken = Vec::new();
+                    for term in vocabulary.iter().filter(|t| **t >= start) {
+                        match walk.offer(term) {
+                            None => break,
+                            Some(false) => {}
+                            Some(true) => {
+                                let impacts: Vec<(u32, u16)> = (0u32..)
+                                    .zip(&self.terms)
+                                    .filter_map(|(n, t)| {
+                                        let (_, counts) =
+                                            t.terms.iter().find(|(x, _)| x == term)?;
+                                        Some((n, self.stats.impact(counts, &t.lengths)))
+                                    })
+                                    .collect();
+                                taken.push(MatchedTerm {
+                                    term: (*term).to_owned(),
+                                    pages: impacts.len() as u32,
+                                    impacts,
+                                });
+                            }
+                        }
+                    }
+                    taken
+                })
+                .collect())
+        }
+
+        fn candidates(&mut self, _query: &RankedQuery) -> Result<Candidates, Self::Error> {
+            let all: Vec<u32> = (0..self.page_count()).collect();
+            Ok(Candidates {
+                phrase: all.clone(),
+                words: all,
+            })
+        }
+
+        fn read(
+            &mut self,
+            query: &RankedQuery,
+            tier: Tier,
+            run: &[u32],
+        ) -> Result<Vec<FoundPage>, Self::Error> {
+            Ok(run
+                .iter()
+                .filter_map(|&n| {
+                    let (path, text, plain) = &self.pages[n as usize];
+                    let id = path.rsplit('/').next().unwrap_or_default();
+                    query.in_tier(tier, text, id).then(|| FoundPage {
+                        number: n,
+                        path: path.clone(),
+                        title: id.to_owned(),
+                        plain: plain.clone(),
+                        summary: String::new(),
+                    })
+                })
+                .collect())
+        }
+    }
+
+    fn paths(pages: &[(&str, &str)], query: &str) -> Vec<String> {
+        let query = RankedQuery::new(query).unwrap();
+        let Ok(results) = search(&query, &mut Memory::new(pages));
+        results.results.into_iter().map(|h| h.path).collect()
+    }
+
+    #[test]
+    fn the_phrase_first_then_every_word_each_by_score_ties_in_path_order() {
+        let pages = [
+            ("p/s/a", "the value of a key"),
+            ("p/s/b", "a key value store keeps a key value"),
+            ("p/s/c", "nothing to see"),
+            ("p/s/d", "key value pairs"),
+            ("p/s/e", "key value pairs"),
+        ];
+        // The phrase tier: `b` holds each word twice, `d` and `e` tie and keep path order;
+        // then `a`, which has the words apart; `c` has neither.
+        assert_eq!(
+            paths(&pages, "key value"),
+            ["p/s/b", "p/s/d", "p/s/e", "p/s/a"]
+        );
+        // No page holds this phrase: all four come by their words, best first.
+        assert_eq!(
+            paths(&pages, "value key"),
+            ["p/s/b", "p/s/d", "p/s/e", "p/s/a"]
+        );
+        assert!(paths(&pages, "zebra").is_empty());
+    }
+
+    #[test]
+    fn at_most_fifty_hits_with_excerpts() {
+        let texts: Vec<(String, String)> = (0..70)
+            .map(|n| (format!("p/s/page{n:02}"), format!("common words here {n}")))
+            .collect();
+        let pages: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        let query = RankedQuery::new("Common").unwrap();
+        let Ok(results) = search(&query, &mut Memory::new(&pages));
+        assert_eq!(results.query, "Common");
+        assert_eq!(results.results.len(), MAX_RESULTS);
+        assert_eq!(results.results[0].path, "p/s/page00");
+        assert_eq!(results.results[0].excerpt, "common words here 0");
+    }
+}
