@@ -2,11 +2,10 @@
 //! `dochub_search`'s.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 
 use dochub_search::{
-    Candidates, CorpusStats, Expansion, FieldCounts, FoundPage, MatchedTerm, RankedQuery,
-    SearchBackend, Tier,
+    CorpusStats, Expansion, FieldCounts, FoundPage, MatchedTerm, RankedQuery, SearchBackend, Tier,
 };
 
 use crate::error::ContentError;
@@ -26,8 +25,10 @@ pub struct TreeScan {
     counts: HashMap<String, Vec<(u32, FieldCounts)>>,
     /// The field lengths of each page that answers, by number.
     lengths: HashMap<u32, FieldCounts>,
-    /// The pages that answer, by tier: found with the same test as the index's candidates.
-    candidates: Candidates,
+    /// The pages of the phrase tier, and of the words tier, found with the same test as the
+    /// index checks its candidates with.
+    phrase_tier: Vec<u32>,
+    words_tier: Vec<u32>,
     /// What a hit shows of each page that answers, by number.
     found: HashMap<u32, FoundPage>,
 }
@@ -41,7 +42,8 @@ impl TreeScan {
             pages_with: BTreeMap::new(),
             counts: HashMap::new(),
             lengths: HashMap::new(),
-            candidates: Candidates::default(),
+            phrase_tier: Vec::new(),
+            words_tier: Vec::new(),
             found: HashMap::new(),
         };
         for (p, s, id) in root.all_page_paths()? {
@@ -73,8 +75,8 @@ impl TreeScan {
                 continue;
             };
             match tier {
-                Tier::Phrase => scan.candidates.phrase.push(number),
-                Tier::Words => scan.candidates.words.push(number),
+                Tier::Phrase => scan.phrase_tier.push(number),
+                Tier::Words => scan.words_tier.push(number),
             }
             scan.lengths.insert(number, analysed.lengths);
             scan.found.insert(
@@ -134,9 +136,14 @@ impl SearchBackend for TreeScan {
         Ok(out)
     }
 
-    /// The pages in each tier, exactly: the scan tested every page.
-    fn candidates(&mut self, _query: &RankedQuery) -> Result<Candidates, ContentError> {
-        Ok(std::mem::take(&mut self.candidates))
+    /// The phrase tier, exactly: the scan tested every page.
+    fn phrase_candidates(&mut self, _query: &RankedQuery) -> Result<Vec<u32>, ContentError> {
+        Ok(std::mem::take(&mut self.phrase_tier))
+    }
+
+    /// The words tier, exactly.
+    fn word_candidates(&mut self, _query: &RankedQuery) -> Result<Vec<u32>, ContentError> {
+        Ok(std::mem::take(&mut self.words_tier))
     }
 
     /// The candidates are exact, so each page of a run is in its tier; each is handed out once.
@@ -145,7 +152,13 @@ impl SearchBackend for TreeScan {
         _query: &RankedQuery,
         _tier: Tier,
         run: &[u32],
-    ) -> Result<Vec<FoundPage>, ContentError> {
-        Ok(run.iter().filter_map(|n| self.found.remove(n)).collect())
+        take: &mut dyn FnMut(FoundPage) -> ControlFlow<()>,
+    ) -> Result<(), ContentError> {
+        for page in run.iter().filter_map(|n| self.found.remove(n)) {
+            if take(page).is_break() {
+                break;
+            }
+        }
+        Ok(())
     }
 }

@@ -2,10 +2,10 @@
 //! posting lists, terms and impacts from the term table, pages from the page table. Which
 //! pages answer and in what order is `dochub_search`'s.
 
+use std::ops::ControlFlow;
+
 use dochub_content::{CatalogError, page_text};
-use dochub_search::{
-    Candidates, Expansion, FoundPage, MatchedTerm, RankedQuery, SearchBackend, Tier,
-};
+use dochub_search::{Expansion, FoundPage, MatchedTerm, RankedQuery, SearchBackend, Tier};
 
 use crate::format::{self, PagesFile, Postings, TermEntry, Terms, decode_impacts};
 use crate::{IMPACTS_FILE, Index, IndexError, PAGES_FILE, TERMS_FILE, rebuilding};
@@ -15,11 +15,18 @@ pub(crate) struct IndexSearch<'a> {
     index: &'a Index,
     /// The page table, opened when the first candidates are read.
     pages: Option<PagesFile>,
+    /// The posting lists of the words, read with the phrase's; intersected only when the
+    /// words tier is asked for.
+    word_lists: Vec<Vec<u32>>,
 }
 
 impl<'a> IndexSearch<'a> {
     pub(crate) fn new(index: &'a Index) -> IndexSearch<'a> {
-        IndexSearch { index, pages: None }
+        IndexSearch {
+            index,
+            pages: None,
+            word_lists: Vec::new(),
+        }
     }
 
     /// The page table, opened the first time; another build's is [`rebuilding`].
@@ -81,22 +88,29 @@ impl SearchBackend for IndexSearch<'_> {
     }
 
     /// The posting lists of the phrase and of each word that can be looked up, read
-    /// together: the phrase's candidates, and the pages on every word's list.
-    fn candidates(&mut self, query: &RankedQuery) -> Result<Candidates, CatalogError> {
+    /// together; the phrase's are its candidates.
+    fn phrase_candidates(&mut self, query: &RankedQuery) -> Result<Vec<u32>, CatalogError> {
         let mut texts = vec![query.phrase.folded().as_bytes()];
         texts.extend(query.searchable_words().map(|w| w.folded().as_bytes()));
         let Some(mut lists) = self.index.candidates(&texts)? else {
             return Err(rebuilding());
         };
         let phrase = lists.remove(0);
-        let words = if lists.is_empty() {
-            Vec::new()
-        } else {
-            let lists: Vec<Postings> = lists.into_iter().map(Postings::List).collect();
-            let lists: Vec<&Postings> = lists.iter().collect();
-            Postings::intersect(&lists, self.index.nav.pages)
-        };
-        Ok(Candidates { phrase, words })
+        self.word_lists = lists;
+        Ok(phrase)
+    }
+
+    /// The pages on every word's list.
+    fn word_candidates(&mut self, _query: &RankedQuery) -> Result<Vec<u32>, CatalogError> {
+        if self.word_lists.is_empty() {
+            return Ok(Vec::new());
+        }
+        let lists: Vec<Postings> = std::mem::take(&mut self.word_lists)
+            .into_iter()
+            .map(Postings::List)
+            .collect();
+        let lists: Vec<&Postings> = lists.iter().collect();
+        Ok(Postings::intersect(&lists, self.index.nav.pages))
     }
 
     /// Where each entry starts in one round of reads, the entries in a second; a candidate
@@ -106,26 +120,30 @@ impl SearchBackend for IndexSearch<'_> {
         query: &RankedQuery,
         tier: Tier,
         run: &[u32],
-    ) -> Result<Vec<FoundPage>, CatalogError> {
+        take: &mut dyn FnMut(FoundPage) -> ControlFlow<()>,
+    ) -> Result<(), CatalogError> {
         let index = self.index;
         let pages = self.pages()?;
-        let mut found = Vec::new();
         for record in pages.records(run)? {
             let Some((p, s)) = index.subs.get(record.sub as usize) else {
                 return Err(CatalogError::Stale("the index is damaged".into()));
             };
             let raw = pages.raw(&record)?;
-            if query.in_tier(tier, &page_text(&raw), &record.id) {
-                let (plain, summary) = pages.text(&record, &raw)?;
-                found.push(FoundPage {
-                    number: record.number,
-                    path: format!("{p}/{s}/{}", record.id),
-                    title: record.title,
-                    plain,
-                    summary,
-                });
+            if !query.in_tier(tier, &page_text(&raw), &record.id) {
+                continue;
+            }
+            let (plain, summary) = pages.text(&record, &raw)?;
+            let page = FoundPage {
+                number: record.number,
+                path: format!("{p}/{s}/{}", record.id),
+                title: record.title,
+                plain,
+                summary,
+            };
+            if take(page).is_break() {
+                break;
             }
         }
-        Ok(found)
+        Ok(())
     }
 }

@@ -4,6 +4,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
 
 use serde::{Deserialize, Serialize};
 
@@ -57,18 +58,23 @@ pub trait SearchBackend {
         walks: Vec<Expansion<'_>>,
     ) -> Result<Vec<Vec<MatchedTerm>>, Self::Error>;
 
-    /// The pages that may answer, in each tier, ascending: supersets of the answer.
-    fn candidates(&mut self, query: &RankedQuery) -> Result<Candidates, Self::Error>;
+    /// Every page of the phrase tier, and maybe others, ascending. Asked first.
+    fn phrase_candidates(&mut self, query: &RankedQuery) -> Result<Vec<u32>, Self::Error>;
 
-    /// Of the pages numbered `run`, in that order, those in `tier`
-    /// ([`RankedQuery::in_tier`] on the page's file as text and its id), with what a hit
-    /// shows of them.
+    /// Every page holding every word that is not in the phrase tier, and maybe others,
+    /// ascending. Asked only when the phrase tier leaves room in the answer.
+    fn word_candidates(&mut self, query: &RankedQuery) -> Result<Vec<u32>, Self::Error>;
+
+    /// Reads the pages numbered `run`, in that order, and hands each that is in `tier`
+    /// ([`RankedQuery::in_tier`] on the page's file as text and its id) to `take`, with what
+    /// a hit shows of it, until `take` breaks (the answer is full) or the run ends.
     fn read(
         &mut self,
         query: &RankedQuery,
         tier: Tier,
         run: &[u32],
-    ) -> Result<Vec<FoundPage>, Self::Error>;
+        take: &mut dyn FnMut(FoundPage) -> ControlFlow<()>,
+    ) -> Result<(), Self::Error>;
 }
 
 /// A term of a store that a query term matches.
@@ -80,15 +86,6 @@ pub struct MatchedTerm {
     pub pages: u32,
     /// `(page number, impact)` for the pages holding it.
     pub impacts: Vec<(u32, u16)>,
-}
-
-/// The pages that may answer a query, by tier.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Candidates {
-    /// Every page of the phrase tier, and maybe others.
-    pub phrase: Vec<u32>,
-    /// Every page holding every word that is not in the phrase tier, and maybe others.
-    pub words: Vec<u32>,
 }
 
 /// A page of the answer, as a store has it.
@@ -113,11 +110,11 @@ pub fn search<B: SearchBackend>(
     query: &RankedQuery,
     backend: &mut B,
 ) -> Result<SearchResults, B::Error> {
-    let candidates = backend.candidates(query)?;
+    let phrase = backend.phrase_candidates(query)?;
     let scores = scores(query, backend)?;
     let mut results = Vec::new();
     let mut in_phrase_tier = Vec::new();
-    let phrase = Ranked::new(candidates.phrase, &scores);
+    let phrase = Ranked::new(phrase, &scores);
     walk(
         backend,
         query,
@@ -127,10 +124,10 @@ pub fn search<B: SearchBackend>(
         &mut in_phrase_tier,
     )?;
     // Every page of the phrase tier was read, or the answer is full.
-    if results.len() < MAX_RESULTS && !candidates.words.is_empty() {
+    if results.len() < MAX_RESULTS && !query.words.is_empty() {
         in_phrase_tier.sort_unstable();
-        let words = candidates
-            .words
+        let words = backend
+            .word_candidates(query)?
             .into_iter()
             .filter(|n| in_phrase_tier.binary_search(n).is_err())
             .collect();
@@ -200,7 +197,7 @@ fn walk<B: SearchBackend>(
     let mut hits = Vec::new();
     let mut groups = HashSet::new();
     let mut run_len = 0;
-    'runs: while groups.len() < need {
+    while groups.len() < need {
         // As many as the answer still needs and a few more (most candidates are hits),
         // doubling when they were not: a run of the index costs two rounds of reads.
         run_len = (need + need / 8 + 2).max(run_len * 2);
@@ -208,7 +205,7 @@ fn walk<B: SearchBackend>(
         if run.is_empty() {
             break;
         }
-        for page in backend.read(query, tier, &run)? {
+        backend.read(query, tier, &run, &mut |page| {
             found.push(page.number);
             let hit = hit(query, page);
             let (p, id, title) = version_group(&hit);
@@ -216,9 +213,11 @@ fn walk<B: SearchBackend>(
             hits.push(hit);
             // The best of `need` groups: nothing later comes before them.
             if groups.len() == need {
-                break 'runs;
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
             }
-        }
+        })?;
     }
     let mut spread = spread_versions(hits);
     spread.truncate(need);
@@ -432,12 +431,12 @@ mod tests {
                 .collect())
         }
 
-        fn candidates(&mut self, _query: &RankedQuery) -> Result<Candidates, Self::Error> {
-            let all: Vec<u32> = (0..self.page_count()).collect();
-            Ok(Candidates {
-                phrase: all.clone(),
-                words: all,
-            })
+        fn phrase_candidates(&mut self, _query: &RankedQuery) -> Result<Vec<u32>, Self::Error> {
+            Ok((0..self.page_count()).collect())
+        }
+
+        fn word_candidates(&mut self, query: &RankedQuery) -> Result<Vec<u32>, Self::Error> {
+            self.phrase_candidates(query)
         }
 
         fn read(
@@ -445,21 +444,25 @@ mod tests {
             query: &RankedQuery,
             tier: Tier,
             run: &[u32],
-        ) -> Result<Vec<FoundPage>, Self::Error> {
-            Ok(run
-                .iter()
-                .filter_map(|&n| {
-                    let (path, text, plain) = &self.pages[n as usize];
-                    let id = path.rsplit('/').next().unwrap_or_default();
-                    query.in_tier(tier, text, id).then(|| FoundPage {
+            take: &mut dyn FnMut(FoundPage) -> ControlFlow<()>,
+        ) -> Result<(), Self::Error> {
+            for &n in run {
+                let (path, text, plain) = &self.pages[n as usize];
+                let id = path.rsplit('/').next().unwrap_or_default();
+                if query.in_tier(tier, text, id) {
+                    let page = FoundPage {
                         number: n,
                         path: path.clone(),
                         title: id.to_owned(),
                         plain: plain.clone(),
                         summary: String::new(),
-                    })
-                })
-                .collect())
+                    };
+                    if take(page).is_break() {
+                        break;
+                    }
+                }
+            }
+            Ok(())
         }
     }
 

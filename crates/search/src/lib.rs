@@ -67,8 +67,8 @@ mod score;
 mod terms;
 
 pub use engine::{
-    Candidates, FoundPage, MAX_RESULTS, MatchedTerm, SearchBackend, SearchHit, SearchResults,
-    search, spread_versions, version_group,
+    FoundPage, MAX_RESULTS, MatchedTerm, SearchBackend, SearchHit, SearchResults, search,
+    spread_versions, version_group,
 };
 pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use query::{MIN_QUERY_CHARS, Query, QueryTooShort, fold};
