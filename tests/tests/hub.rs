@@ -76,8 +76,10 @@ async fn inbox(client: &Client, base: &str, machine: &str, query: &str) -> Vec<V
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), StatusCode::OK, "inbox {machine}?{query}");
-    let value: Value = res.json().await.unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "inbox {machine}?{query}: {text}");
+    let value: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(value["machine"], machine);
     value["messages"].as_array().unwrap().clone()
 }
@@ -999,17 +1001,22 @@ async fn two_hosts_sharing_postgres_deliver_exactly_once() {
     two.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn production_binds_each_token_to_its_machine() {
+/// An app in production with the tokens `tok-laptop` and `tok-ci` bound to their machines.
+async fn production_app() -> TestApp {
     // sha256("tok-laptop"), sha256("tok-ci")
     let tokens = "laptop=52e2c11017bdb8f95c72ad51bb7559d067d92bd3a24e50645747146b6de13849,\
                   ci=ee037f54510155cee42806b26a48187d4b8644857a020a77c867585a50a577ff";
-    let app = TestApp::builder()
+    TestApp::builder()
         .variable("environment", "production")
         .variable("hub_tokens", tokens)
         .start()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn production_binds_each_token_to_its_machine() {
+    let app = production_app().await;
     let c = Client::new();
     let msg = json!({"from": "laptop", "to": "ci", "body": "x"});
     let send = |token: Option<&str>| {
@@ -1761,15 +1768,7 @@ async fn mail(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mailbox_is_read_with_its_own_machines_token_only() {
-    // sha256("tok-laptop"), sha256("tok-ci")
-    let tokens = "laptop=52e2c11017bdb8f95c72ad51bb7559d067d92bd3a24e50645747146b6de13849,\
-                  ci=ee037f54510155cee42806b26a48187d4b8644857a020a77c867585a50a577ff";
-    let app = TestApp::builder()
-        .variable("environment", "production")
-        .variable("hub_tokens", tokens)
-        .start()
-        .await
-        .unwrap();
+    let app = production_app().await;
     let c = Client::new();
     let sent = c
         .post(app.url("/api/send"))

@@ -926,7 +926,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let mut params = window.to_vec();
         params.push(now.into());
         for _ in 0..ACK_ATTEMPTS {
-            let rows = self.query(
+            let rows = match self.query(
                 &format!(
                     "UPDATE hub_messages SET read_at = CAST($7 AS BIGINT) \
                      WHERE machine = $1 AND read_at IS NULL AND id IN ({}) \
@@ -934,7 +934,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                     answer_ids()
                 ),
                 &params,
-            )?;
+            ) {
+                Ok(rows) => rows,
+                // PostgreSQL cancels one of two readers that locked overlapping rows in
+                // opposite orders; the cancelled statement took nothing, so it looks again.
+                Err(HubError::Busy) if self.db.dialect() == Dialect::Postgres => continue,
+                Err(e) => return Err(e),
+            };
             if !rows.is_empty() {
                 let mut messages = rows
                     .into_iter()
