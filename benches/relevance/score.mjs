@@ -1,8 +1,9 @@
-// Scores the engines' answers against the judged pages of queries.json: per engine
+// Scores the engines' answers against the judged pages of a queries file: per engine
 // success@5 (share of queries with an answering page in the top 5) and MRR@10 (mean of
 // 1/rank of the first answering page in the top 10, else 0), then each query's first
-// answering rank per engine. A page answers when its id (the path's last segment, in any
-// version) is among the query's answers.
+// answering rank per engine, then dochub's excerpts in the top 10 that show markdown or HTML
+// syntax. A page answers when its id (the path's last segment, in any version) is among the
+// query's answers.
 //
 // node score.mjs QUERIES_JSON DOCHUB_JSONL PEERS_JSONL
 //   DOCHUB_JSONL: the lines of `cargo run --example search_queries`;
@@ -31,6 +32,7 @@ const engines = {
   dochub: (q) => dochub.get(q)?.paths ?? [],
   minisearch: (q) => peers.get(q)?.minisearch ?? [],
   lunr: (q) => peers.get(q)?.lunr ?? [],
+  pagefind: (q) => peers.get(q)?.pagefind ?? [],
 };
 
 // 1-based rank of the first answering page within the top 10, or 0.
@@ -63,6 +65,18 @@ judged.forEach((j, i) => {
   const hits = d?.error ? `error: ${d.error}` : (d?.paths?.length ?? 'missing');
   console.log(`${pad(j.query, width)}${cells.join('')}${padl(hits, 13)}`);
 });
+
+// What a plain-text excerpt should never show: fence markers, mdBook/Hugo directives, TOML
+// frontmatter fences, link targets, HTML tags.
+const LEAKS = /```|~~~|\{\{[#%]|\+\+\+|\]\(|<\/?[a-z][a-z0-9-]*(\s[^>]*)?>/;
+const leaks = [];
+for (const [query, r] of dochub) {
+  (r.excerpts ?? []).slice(0, 10).forEach((e, i) => {
+    if (LEAKS.test(e)) leaks.push(`  ${query} #${i + 1} ${r.paths[i]}: ${e}`);
+  });
+}
+console.log(`\ndochub excerpts in the top 10 showing markup: ${leaks.length}`);
+for (const l of leaks) console.log(l);
 
 const disagree = [...dochub.values()].filter((r) => r.index_agrees === false).map((r) => r.query);
 console.log(`\ndochub index and live search disagreed on ${disagree.length} queries${disagree.length ? ': ' + disagree.join(', ') : ''}`);

@@ -3,8 +3,8 @@
 //!
 //! `cargo run --example search_queries -- CONTENT_DIR QUERIES_JSON` reads QUERIES_JSON, an
 //! array of strings or of objects with a `query` field, and prints one JSON line per query:
-//! `{"query": .., "paths": [..], "index_agrees": ..}`, the paths in the live search's order
-//! and whether the prebuilt index (built once, into a temporary folder) answered the same
+//! `{"query": .., "paths": [..], "excerpts": [..], "index_agrees": ..}`, the paths and their
+//! excerpts in the live search's order and whether the prebuilt index (built once, into a temporary folder) answered the same
 //! paths in the same order. A query the live search refuses gets `"error"` instead of paths.
 
 use std::path::PathBuf;
@@ -45,6 +45,7 @@ fn main() -> anyhow::Result<()> {
         let line = match live {
             Ok(live) => {
                 let paths: Vec<&str> = live.results.iter().map(|h| h.path.as_str()).collect();
+                let excerpts: Vec<&str> = live.results.iter().map(|h| h.excerpt.as_str()).collect();
                 // An index that fails where the live search answers disagrees with it.
                 let index_agrees = indexed.is_ok_and(|r| {
                     r.results
@@ -52,7 +53,7 @@ fn main() -> anyhow::Result<()> {
                         .map(|h| h.path.as_str())
                         .eq(paths.iter().copied())
                 });
-                json!({"query": q, "paths": paths, "index_agrees": index_agrees})
+                json!({"query": q, "paths": paths, "excerpts": excerpts, "index_agrees": index_agrees})
             }
             Err(e) => {
                 json!({"query": q, "error": e.to_string(), "index_agrees": indexed.is_err()})

@@ -2,13 +2,13 @@
 // <out>/spin/_project.yaml, one subproject per docs version (content/v1, content/v2, ...)
 // and each page as <out>/spin/<version>/<page-id>.md with YAML frontmatter.
 //
-// node convert.mjs SPIN_DOCS_DIR OUT_DIR
+// node convert-spin.mjs SPIN_DOCS_DIR OUT_DIR
 import fs from 'node:fs';
 import path from 'node:path';
 
 const [docs, out] = process.argv.slice(2);
 if (!docs || !out) {
-  console.error('usage: node convert.mjs SPIN_DOCS_DIR OUT_DIR');
+  console.error('usage: node convert-spin.mjs SPIN_DOCS_DIR OUT_DIR');
   process.exit(2);
 }
 
