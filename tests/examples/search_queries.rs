@@ -4,8 +4,9 @@
 //! `cargo run --example search_queries -- CONTENT_DIR QUERIES_JSON` reads QUERIES_JSON, an
 //! array of strings or of objects with a `query` field, and prints one JSON line per query:
 //! `{"query": .., "paths": [..], "excerpts": [..], "index_agrees": ..}`, the paths and their
-//! excerpts in the live search's order and whether the prebuilt index (built once, into a temporary folder) answered the same
-//! paths in the same order. A query the live search refuses gets `"error"` instead of paths.
+//! excerpts in the live search's order and whether the prebuilt index (built once, into a
+//! temporary folder) answered the same paths in the same order. A query the live search
+//! refuses gets `"error"` instead of paths.
 
 use std::path::PathBuf;
 
