@@ -18,15 +18,15 @@
 //!   `dochub_index::build::BuildMode`);
 //! - variables `environment`, `auth_tokens` and `allowed_hosts` (see `dochub_http`: unreadable
 //!   or unknown values refuse every request);
-//! - variable `site_url`: the origin the absolute URLs of the sitemap and `/llms.txt` start
-//!   with (empty: the request's own).
+//! - variable `site_url`: the origin the absolute URLs of the sitemap, `/llms.txt` and an
+//!   older version's `<link rel="canonical">` start with (empty: the request's own).
 
 // `#[http_component]` expands to the canonical-ABI export glue, which is `unsafe` by nature;
 // this file writes none itself.
 #![allow(unsafe_code)]
 
 use dochub_app::crawl;
-use dochub_app::docs::{SiteConfig, handle_accepting};
+use dochub_app::docs::{SiteConfig, handle_at};
 use dochub_app::llms::{self, Answer, LlmsRoute};
 use dochub_http::auth::AuthConfig;
 use dochub_http::spin::{respond, send};
@@ -64,10 +64,11 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
         "/sitemap.xml" => Answer::Whole(crawl::sitemap(&config, &request, &origin())),
         route => match LlmsRoute::from_component_route(route) {
             Some(route) => llms::handle(&config, route, &request, &origin()),
-            None => Answer::Whole(handle_accepting(
+            None => Answer::Whole(handle_at(
                 &config,
                 &request,
                 incoming.header("accept"),
+                &origin(),
             )),
         },
     };

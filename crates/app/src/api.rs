@@ -27,8 +27,9 @@ use dochub_http::{ALLOW_READ as ALLOW, JSON, MARKDOWN, Request, Response, iso860
 use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
-use dochub_content::{Catalog, CatalogError, ManifestName, to_json};
+use dochub_content::{Catalog, CatalogError, ManifestName, known_versions, to_json, version_scope};
 use dochub_index::Source;
+use dochub_search::Within;
 
 /// Service name reported by the health check.
 pub const SERVICE: &str = "dochub";
@@ -194,7 +195,20 @@ fn answer(
         },
         Route::Search => {
             let q = query_param(query, "q").unwrap_or_default();
-            json(to_json(&catalog.search(&q)?)?)
+            let within = match query_param(query, "version").filter(|v| !v.trim().is_empty()) {
+                None => Within::everything(),
+                Some(version) => {
+                    let outline = catalog.outline()?;
+                    match version_scope(&outline, &version) {
+                        Some(within) => within,
+                        None => {
+                            let message = unknown_version(&version, &known_versions(&outline));
+                            return Ok(Response::json_error(400, &message));
+                        }
+                    }
+                }
+            };
+            json(to_json(&catalog.search_within(&q, &within)?)?)
         }
         Route::LatestReport => match catalog.latest_report()? {
             Some(report) => json(report.bytes),
@@ -202,6 +216,18 @@ fn answer(
         },
         Route::Health | Route::NotFound => Response::json_error(404, "Not found"),
     })
+}
+
+/// Why a `version=` no project lists is refused, naming those that are listed.
+fn unknown_version(version: &str, known: &[String]) -> String {
+    if known.is_empty() {
+        format!("Unknown version `{version}`: no project lists versions")
+    } else {
+        format!(
+            "Unknown version `{version}`; the versions are: {}",
+            known.join(", ")
+        )
+    }
 }
 
 /// The health check's database reading.

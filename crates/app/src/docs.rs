@@ -39,16 +39,18 @@
 
 use dochub_content::{
     Catalog, CatalogError, ContentError, PageSummary, ReadError, encode_segment, page_body,
+    version_scope,
 };
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::query_param;
 use dochub_index::Source;
-use dochub_search::{MAX_RESULTS, MIN_QUERY_CHARS};
+use dochub_search::{MAX_RESULTS, MIN_QUERY_CHARS, Within};
 use percent_encoding::percent_decode_str;
 
 use dochub_render::{
-    Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, card_page, document_page,
-    not_found_page, page_href, project_href, search_page, subproject_href,
+    Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, VersionLink,
+    VersionSwitcher, card_page, document_page, not_found_page, page_href, project_href,
+    search_page, subproject_href,
 };
 use dochub_render::{render_body, render_body_highlighted};
 
@@ -186,11 +188,23 @@ pub fn handle(config: &SiteConfig, req: &Request<'_>) -> Response {
 /// Answers a request with its `Accept` header: a page's URL answers its markdown twin when
 /// [`crate::negotiate::prefers_markdown`], and says `Vary: Accept` either way.
 pub fn handle_accepting(config: &SiteConfig, req: &Request<'_>, accept: Option<&str>) -> Response {
+    handle_at(config, req, accept, "")
+}
+
+/// [`handle_accepting`] for a site at `origin` (scheme and authority, [`crate::crawl::origin`]):
+/// what an older version's page starts its `<link rel="canonical">` with (empty: the link is
+/// relative).
+pub fn handle_at(
+    config: &SiteConfig,
+    req: &Request<'_>,
+    accept: Option<&str>,
+    origin: &str,
+) -> Response {
     if let Some(refused) = gate(config, req) {
         return refused;
     }
     let markdown = accept.is_some_and(crate::negotiate::prefers_markdown);
-    let res = match respond(config, req, markdown) {
+    let res = match respond(config, req, markdown, origin) {
         Ok(res) => res,
         Err(e) => text_response(500, &e.to_string()),
     };
@@ -255,7 +269,12 @@ fn with_query(location: String, query: &str) -> String {
     }
 }
 
-fn respond(config: &SiteConfig, req: &Request<'_>, markdown: bool) -> Result<Response, SiteError> {
+fn respond(
+    config: &SiteConfig,
+    req: &Request<'_>,
+    markdown: bool,
+    origin: &str,
+) -> Result<Response, SiteError> {
     let route = route(req.path);
     if route == Route::Bare {
         return Ok(Response::redirect(
@@ -264,7 +283,7 @@ fn respond(config: &SiteConfig, req: &Request<'_>, markdown: bool) -> Result<Res
         ));
     }
     let (res, warning) = config.source.read(|catalog| {
-        let site = Site { catalog };
+        let site = Site { catalog, origin };
         serve(&site, route.clone(), req, markdown)
     })?;
     Ok(res.with_warning(warning))
@@ -284,7 +303,8 @@ fn serve(
             if q.trim().is_empty() {
                 return Ok(Response::redirect(302, "/docs/".into()));
             }
-            site.search(&q)
+            let version = query_param(req.query, "version").filter(|v| !v.trim().is_empty());
+            site.search(&q, version.as_deref())
         }
         Route::Project { project, slash } => {
             if !slash {
@@ -379,6 +399,8 @@ fn serve_page(
 /// One request's view of the content, through whichever catalog answers it.
 struct Site<'a> {
     catalog: &'a dyn Catalog,
+    /// What absolute URLs start with (`<link rel="canonical">`); empty: they are relative.
+    origin: &'a str,
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -416,13 +438,66 @@ impl Site<'_> {
                 NavProject {
                     project: NavItem::new(p.id, p.name),
                     subprojects,
+                    versions: p.versions,
                 }
             })
             .collect();
         Ok(Nav {
             projects,
             has_reports: self.catalog.has_reports()?,
+            ..Nav::default()
         })
+    }
+
+    /// On a page of a versioned subproject, the version switcher: the same page `id` in each
+    /// version where it exists, else that version's landing page; on an older version, the
+    /// canonical URL of the page in the latest when it exists there. `id` `index` is the
+    /// landing page itself, which every version has.
+    fn versions(
+        &self,
+        nav: &mut Nav,
+        project: &str,
+        subproject: &str,
+        id: &str,
+    ) -> Result<(), CatalogError> {
+        let Some(p) = nav.projects.iter().find(|p| p.project.id == project) else {
+            return Ok(());
+        };
+        let Some(current) = p.versions.iter().position(|v| v == subproject) else {
+            return Ok(());
+        };
+        let mut links = Vec::new();
+        for v in &p.versions {
+            let name = p
+                .subprojects
+                .iter()
+                .find(|s| s.subproject.id == *v)
+                .map_or(v.as_str(), |s| s.subproject.name.as_str());
+            let same_page = id == "index" || self.catalog.has_page(project, v, id)?;
+            links.push(VersionLink {
+                id: v.clone(),
+                name: name.to_owned(),
+                href: if same_page {
+                    page_href(project, v, id)
+                } else {
+                    subproject_href(project, v)
+                },
+                same_page,
+            });
+        }
+        let canonical = match links.first() {
+            Some(latest) if current > 0 && latest.same_page => {
+                Some(format!("{}{}", self.origin, latest.href))
+            }
+            _ => None,
+        };
+        nav.version = Some(subproject.to_owned());
+        nav.switcher = Some(VersionSwitcher {
+            links,
+            current,
+            canonical,
+        });
+        Ok(())
     }
 
     /// The page's markdown body, read through the catalog (which checks it is the page it
@@ -545,7 +620,8 @@ impl Site<'_> {
         if pages.is_empty() {
             return self.not_found(&format!("“{}” has no pages yet.", s.name));
         }
-        let nav = self.nav(Some((project, subproject, &pages)))?;
+        let mut nav = self.nav(Some((project, subproject, &pages)))?;
+        self.versions(&mut nav, project, subproject, "index")?;
         let place = (NavItem::new(p.id, p.name), NavItem::new(&s.id, &s.name));
         if let Some(landing) = pages.iter().find(|page| page.id == "index") {
             let (raw, body) = self.body(project, subproject, landing)?;
@@ -599,7 +675,8 @@ impl Site<'_> {
             return self.missing_page(project, subproject, id);
         };
         let (_, body) = self.body(project, subproject, page)?;
-        let nav = self.nav(Some((project, subproject, &pages)))?;
+        let mut nav = self.nav(Some((project, subproject, &pages)))?;
+        self.versions(&mut nav, project, subproject, id)?;
         let Some((p, s)) = nav.find(project, subproject) else {
             return self.missing_page(project, subproject, id);
         };
@@ -614,17 +691,41 @@ impl Site<'_> {
         Ok(with_twin(html_response(200, html), &here))
     }
 
-    fn search(&self, query: &str) -> Result<Response, SiteError> {
-        let nav = self.nav(None)?;
-        let html = match self.catalog.search(query) {
+    /// Results for `query`, kept to `version` when a project lists it (else every version, and
+    /// a note says so).
+    fn search(&self, query: &str, version: Option<&str>) -> Result<Response, SiteError> {
+        let mut nav = self.nav(None)?;
+        let mut within = Within::everything();
+        let mut unknown = None;
+        if let Some(version) = version {
+            match version_scope(&self.catalog.outline()?, version) {
+                Some(scope) => {
+                    within = scope;
+                    nav.version = Some(version.to_owned());
+                }
+                None => {
+                    unknown = Some(format!(
+                        "There is no version “{version}”: every version was searched."
+                    ));
+                }
+            }
+        }
+        let html = match self.catalog.search_within(query, &within) {
             Ok(results) => {
-                let note = if results.results.len() >= MAX_RESULTS {
+                let mut note = if results.results.len() >= MAX_RESULTS {
                     format!(
                         "Only the first {MAX_RESULTS} matching pages are shown; a longer query narrows them down."
                     )
                 } else {
                     String::new()
                 };
+                if let Some(unknown) = unknown {
+                    note = if note.is_empty() {
+                        unknown
+                    } else {
+                        format!("{unknown} {note}")
+                    };
+                }
                 search_page(&nav, query.trim(), &results.results, &note)?
             }
             Err(CatalogError::Query(_)) => search_page(

@@ -489,6 +489,9 @@ fn addresses(dir: &Path) -> Vec<String> {
         "%E6%97%A5%E6%9C%AC",
         "x",
         "zebra",
+        // Kept to a version (tests/fixtures/versions), and a version no project lists.
+        "kettle&version=v1",
+        "kettle&version=v9",
     ] {
         out.push(format!("/search?q={q}"));
     }
@@ -559,7 +562,12 @@ fn chrono_now() -> chrono::DateTime<chrono::Utc> {
 #[test]
 fn pages_from_the_index_are_the_live_pages() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    for tree in ["tests/fixtures/basic", "tests/fixtures/docs", "content"] {
+    for tree in [
+        "tests/fixtures/basic",
+        "tests/fixtures/docs",
+        "tests/fixtures/versions",
+        "content",
+    ] {
         assert_index_matches_live(&repo.join(tree));
     }
     assert_index_matches_live(standard().path());

@@ -16,7 +16,7 @@ use crate::model::{PageSource, PageSummary, Project, ProjectOutline, SubprojectS
 use crate::report::Report;
 use crate::search::TreeScan;
 use crate::tree::ContentRoot;
-use dochub_search::{QueryTooShort, RankedQuery, SearchResults};
+use dochub_search::{QueryTooShort, RankedQuery, SearchResults, Within};
 
 /// Why a catalog gave no answer.
 #[derive(Debug, thiserror::Error)]
@@ -120,7 +120,19 @@ pub trait Catalog {
 
     /// Searches every page (`dochub_search` gives the rules); a query under
     /// [`dochub_search::MIN_QUERY_CHARS`] characters is [`CatalogError::Query`].
-    fn search(&self, query: &str) -> Result<SearchResults, CatalogError>;
+    fn search(&self, query: &str) -> Result<SearchResults, CatalogError> {
+        self.search_within(query, &Within::everything())
+    }
+
+    /// [`Catalog::search`], answering only with pages of the subprojects `within` admits
+    /// (`version=`, see [`crate::version_scope`]).
+    fn search_within(&self, query: &str, within: &Within) -> Result<SearchResults, CatalogError>;
+
+    /// Whether the page exists now: one look at its file, whichever catalog asks (the version
+    /// switcher links a page's twin in each version, or that version's landing page).
+    fn has_page(&self, project: &str, subproject: &str, page: &str) -> Result<bool, CatalogError> {
+        Ok(self.root().has_page(project, subproject, page)?)
+    }
 
     /// A manifest's JSON, or `None` when what it names does not exist; `generated_at` (the
     /// time as every body writes it) stamps the master.
@@ -238,9 +250,9 @@ impl Catalog for ContentRoot {
     }
 
     /// Reads and analyses every page: ranking needs the whole tree's term statistics.
-    fn search(&self, query: &str) -> Result<SearchResults, CatalogError> {
+    fn search_within(&self, query: &str, within: &Within) -> Result<SearchResults, CatalogError> {
         let query = RankedQuery::new(query)?;
-        let mut tree = TreeScan::new(self, &query)?;
+        let mut tree = TreeScan::within(self, &query, within)?;
         Ok(dochub_search::search(&query, &mut tree)?)
     }
 
@@ -274,6 +286,7 @@ impl Catalog for ContentRoot {
                 name: p.name,
                 description: p.description,
                 subprojects,
+                versions: p.versions,
             });
         }
         Ok(Outline { projects })

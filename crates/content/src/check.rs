@@ -131,9 +131,16 @@ impl ContentRoot {
         let path = format!("{id}/{PROJECT_META}");
         self.check_utf8(&path, out);
         if !project.meta_warnings.is_empty() {
-            let line = line_of(&self.text(&path), "order:").unwrap_or(1);
+            let text = self.text(&path);
             for w in &project.meta_warnings {
-                out.push(Diagnostic::at(&path, line, Severity::Warning, w.clone()));
+                // A `versions` entry left out changes what readers are shown: an error.
+                let (key, severity) = if w.starts_with("`versions`") {
+                    ("versions:", Severity::Error)
+                } else {
+                    ("order:", Severity::Warning)
+                };
+                let line = line_of(&text, key).unwrap_or(1);
+                out.push(Diagnostic::at(&path, line, severity, w.clone()));
             }
         }
         if let Some(e) = &project.meta_error {

@@ -9,7 +9,7 @@
 //! Layout of a content root:
 //!
 //! ```text
-//! <project>/_project.yaml                 name, description, order
+//! <project>/_project.yaml                 name, description, order, versions
 //! <project>/<subproject>/_subproject.yaml name, description, schema_coverage, order
 //! <project>/<subproject>/<page>.md        a page, optionally with YAML frontmatter
 //! _master/index.md                        the hub's home document
@@ -50,6 +50,7 @@ mod report;
 mod search;
 mod segment;
 mod tree;
+mod versions;
 mod yaml;
 
 pub use catalog::{Catalog, CatalogError, ManifestName, ReadError};
@@ -73,3 +74,4 @@ pub use report::{Report, is_report_name};
 pub use search::TreeScan;
 pub use segment::{MAX_ID_BYTES, is_valid_id};
 pub use tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};
+pub use versions::{known_versions, version_scope};

@@ -93,6 +93,16 @@ pub struct OutlineProject {
     pub description: String,
     /// Subprojects by id.
     pub subprojects: Vec<OutlineSubproject>,
+    /// Its versioned subprojects, newest first (`versions` of `_project.yaml`): the older
+    /// ones are listed under `## Optional`.
+    pub versions: Vec<String>,
+}
+
+impl OutlineProject {
+    /// Whether `subproject` is a version of this project other than the latest.
+    pub fn is_older_version(&self, subproject: &str) -> bool {
+        self.versions.iter().skip(1).any(|v| v == subproject)
+    }
 }
 
 /// A subproject of the [`Outline`].
@@ -184,15 +194,34 @@ pub fn llms_txt(intro: &SiteIntro, outline: &Outline, parts: usize, origin: &str
     let mut optional = Vec::new();
     for p in &outline.projects {
         out.push_str(&format!("\n## {}\n", one_line(&p.name)));
+        // Older versions are all optional: an agent reads the latest unless told otherwise.
+        let (older, current): (Vec<_>, Vec<_>) = p
+            .subprojects
+            .iter()
+            .filter(|s| !s.pages.is_empty())
+            .partition(|s| p.is_older_version(&s.id));
+        for s in older {
+            let href = format!(
+                "{origin}/docs/{}/{}/",
+                encode_segment(&p.id),
+                encode_segment(&s.id)
+            );
+            let name = format!("{} {} (an older version)", p.name, s.name);
+            optional.push(item(&name, &href, &s.description));
+            for page in &s.pages {
+                let href = format!("{origin}{}", twin_url(&p.id, &s.id, &page.id));
+                optional.push(item(&page.title, &href, &page.summary));
+            }
+        }
         // Every list item is a link (the format's file lists): a project without pages has
         // no page of its own to link, so its section is empty.
-        if p.subprojects.iter().all(|s| s.pages.is_empty()) {
+        if current.is_empty() {
             continue;
         }
         out.push('\n');
         let href = format!("{origin}/docs/{}/", encode_segment(&p.id));
         out.push_str(&item(&p.name, &href, &p.description));
-        for s in p.subprojects.iter().filter(|s| !s.pages.is_empty()) {
+        for s in current {
             let href = format!(
                 "{origin}/docs/{}/{}/",
                 encode_segment(&p.id),

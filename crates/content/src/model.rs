@@ -24,6 +24,9 @@ pub struct Project {
     pub doc_count: usize,
     /// `order` from `_project.yaml` (see [`reading_order`]).
     pub order: Option<i64>,
+    /// `versions` from `_project.yaml`: subprojects that are versions of one another, newest
+    /// first (only those that exist, each once; see `crate::versions`).
+    pub versions: Vec<String>,
     /// Why `_project.yaml` could not be read, if it could not.
     pub meta_error: Option<String>,
     /// Problems with single fields of `_project.yaml`.
@@ -178,6 +181,8 @@ pub struct ProjectOutline {
     pub name: String,
     /// Its subprojects' ids and display names, in [`reading_order`].
     pub subprojects: Vec<(String, String)>,
+    /// Its versioned subprojects, newest first (see [`Project::versions`]).
+    pub versions: Vec<String>,
 }
 
 /// A subproject as a card or a manifest lists it.

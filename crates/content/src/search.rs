@@ -6,6 +6,7 @@ use std::ops::{Bound, ControlFlow};
 
 use dochub_search::{
     CorpusStats, Expansion, FieldCounts, FoundPage, MatchedTerm, RankedQuery, SearchBackend, Tier,
+    Within,
 };
 
 use crate::error::ContentError;
@@ -36,6 +37,16 @@ pub struct TreeScan {
 impl TreeScan {
     /// Reads and analyses every page of `root` for `query`.
     pub fn new(root: &ContentRoot, query: &RankedQuery) -> Result<TreeScan, ContentError> {
+        TreeScan::within(root, query, &Within::everything())
+    }
+
+    /// [`TreeScan::new`], with only the pages of the subprojects `within` admits answering;
+    /// every page still counts in the statistics, as the index counts them.
+    pub fn within(
+        root: &ContentRoot,
+        query: &RankedQuery,
+        within: &Within,
+    ) -> Result<TreeScan, ContentError> {
         let walks: Vec<Expansion> = query.terms.iter().map(|w| Expansion::new(w)).collect();
         let mut scan = TreeScan {
             stats: CorpusStats::default(),
@@ -53,7 +64,9 @@ impl TreeScan {
             };
             let number = scan.stats.pages;
             let text = page_text(&raw);
-            let tier = if query.in_tier(Tier::Phrase, &text, &id) {
+            let tier = if !within.admits(&p, &s) {
+                None
+            } else if query.in_tier(Tier::Phrase, &text, &id) {
                 Some(Tier::Phrase)
             } else if query.in_tier(Tier::Words, &text, &id) {
                 Some(Tier::Words)

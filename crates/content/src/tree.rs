@@ -11,6 +11,7 @@ use crate::model::{
     Page, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject, reading_order,
 };
 use crate::segment::is_valid_id;
+use crate::versions::versions_field;
 use crate::yaml::{order_field, parse_yaml, str_field};
 
 /// Top-level directory that holds daily reports; never a project.
@@ -196,6 +197,23 @@ impl ContentRoot {
         }
     }
 
+    /// Whether a page's file exists: one `stat`, the file not read.
+    pub fn has_page(
+        &self,
+        project: &str,
+        subproject: &str,
+        page: &str,
+    ) -> Result<bool, ContentError> {
+        let Some(path) = self.page_path(project, subproject, page) else {
+            return Ok(false);
+        };
+        match crate::fsio::is_dir(&path) {
+            Ok(found) => Ok(found == Some(false)),
+            Err(e) if crate::fsio::is_absent(&e) => Ok(false),
+            Err(e) => Err(ContentError::io(path, e)),
+        }
+    }
+
     /// The file of a page, or `None` if any id is invalid (or names the reports folder).
     fn page_path(&self, project: &str, subproject: &str, page: &str) -> Option<PathBuf> {
         let valid = is_valid_id(project)
@@ -268,12 +286,15 @@ impl ContentRoot {
             subs.sort_by(|a, b| reading_order((a.0, &a.1, &a.2), (b.0, &b.1, &b.2)));
             let name = str_field(&meta.value, "name").unwrap_or_else(|| id.clone());
             let order = order_field(&meta.value).ok().flatten();
+            let ids: Vec<String> = subs.iter().map(|(_, _, s)| s.clone()).collect();
+            let (versions, _) = versions_field(&meta.value, &ids);
             out.push((
                 order,
                 ProjectOutline {
                     name,
                     id,
                     subprojects: subs.into_iter().map(|(_, n, s)| (s, n)).collect(),
+                    versions,
                 },
             ));
         }
@@ -298,16 +319,19 @@ impl ContentRoot {
         for s in &subs {
             doc_count += list(&dir.join(s), Kind::Page)?.len();
         }
-        let (order, meta_warnings) = match order_field(&meta.value) {
+        let (order, mut meta_warnings) = match order_field(&meta.value) {
             Ok(order) => (order, Vec::new()),
             Err(warning) => (None, vec![warning]),
         };
+        let (versions, version_warnings) = versions_field(&meta.value, &subs);
+        meta_warnings.extend(version_warnings);
         Ok(Project {
             name: str_field(&meta.value, "name").unwrap_or_else(|| id.clone()),
             description: str_field(&meta.value, "description").unwrap_or_default(),
             subproject_count: subs.len(),
             doc_count,
             order,
+            versions,
             meta_error: meta.error,
             meta_warnings,
             id,

@@ -13,7 +13,7 @@ use dochub_content::{
     SubprojectSummary,
 };
 use dochub_content::{ContentRoot, Project};
-use dochub_search::SearchResults;
+use dochub_search::{SearchResults, Within};
 
 /// Where a request's answers come from: the content tree, and the build beside it.
 #[derive(Debug, Clone)]
@@ -151,6 +151,7 @@ impl Catalog for IndexCatalog<'_> {
                     .iter()
                     .map(|s| (s.id.clone(), s.name.clone()))
                     .collect(),
+                versions: p.versions.clone(),
             })
             .collect())
     }
@@ -251,9 +252,9 @@ impl Catalog for IndexCatalog<'_> {
         }
     }
 
-    fn search(&self, query: &str) -> Result<SearchResults, CatalogError> {
+    fn search_within(&self, query: &str, within: &Within) -> Result<SearchResults, CatalogError> {
         let index = self.index()?;
-        index.search_once(self.root, query, &mut self.checked.borrow_mut())
+        index.search_once(self.root, query, within, &mut self.checked.borrow_mut())
     }
 
     fn manifest(
@@ -300,6 +301,7 @@ impl Catalog for IndexCatalog<'_> {
                 name: p.name.clone(),
                 description: p.description.clone(),
                 subprojects,
+                versions: p.versions.clone(),
             });
         }
         Ok(Outline { projects })

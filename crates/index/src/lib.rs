@@ -86,7 +86,7 @@ use dochub_content::{
     CatalogError, ContentError, ContentRoot, Project, REPORTS_DIR, SubprojectSummary, page_terms,
     page_text, parse_page, reading_order,
 };
-use dochub_search::{CorpusStats, FieldCounts, RankedQuery, SearchResults, fold};
+use dochub_search::{CorpusStats, FieldCounts, RankedQuery, SearchResults, Within, fold};
 
 use format::{Grams, GramsWriter, PagesWriter, Postings, TermsWriter, encode_postings};
 use search::IndexSearch;
@@ -94,7 +94,7 @@ use search::IndexSearch;
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 8;
+pub const FORMAT: u32 = 9;
 
 const NAV_FILE: &str = "nav.bin";
 /// Where format 2 and earlier kept the navigation file (JSON, with a `format` field).
@@ -132,6 +132,8 @@ pub struct IndexedProject {
     pub doc_count: usize,
     /// `order` from `_project.yaml`.
     pub order: Option<i64>,
+    /// `versions` from `_project.yaml`, as the tree reads it.
+    pub versions: Vec<String>,
     /// Its subprojects, in reading order.
     pub subprojects: Vec<IndexedSubproject>,
     /// The project folder.
@@ -151,6 +153,9 @@ pub struct IndexedSubproject {
     pub doc_count: usize,
     /// Its number in the index (the name of its `sub/<n>.bin`).
     pub number: u32,
+    /// The numbers of its pages, `start..end`: a subproject's paths share a prefix, so its
+    /// pages are neighbours in path order (what search leaves out by `version=`).
+    pub pages: (u32, u32),
     /// The subproject folder.
     pub dir: DirRecord,
 }
@@ -485,7 +490,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Index
     let sub_dir = dir.join(SUB_DIR);
     fs::create_dir_all(&sub_dir).map_err(|e| IndexError::io(&sub_dir, e))?;
 
-    let (projects, numbers) = number_folders(root)?;
+    let (mut projects, numbers) = number_folders(root)?;
     let PageScan {
         count,
         postings,
@@ -498,6 +503,13 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Index
         stats,
         code,
     } = scan_pages(root, &numbers)?;
+    for s in projects.iter_mut().flat_map(|p| &mut p.subprojects) {
+        let numbers = sub_pages.get(s.number as usize).into_iter().flatten();
+        let (start, end) = numbers.fold((u32::MAX, 0), |(start, end), page| {
+            (start.min(page.number), end.max(page.number + 1))
+        });
+        s.pages = if start < end { (start, end) } else { (0, 0) };
+    }
     build_hasher.extend_from_slice(&serde_json::to_vec(&projects)?);
     let build_id = hash(&build_hasher);
 
@@ -571,6 +583,7 @@ fn number_folders(root: &ContentRoot) -> Result<(Vec<IndexedProject>, Numbers), 
                 description: s.description,
                 doc_count: s.doc_count,
                 number,
+                pages: (0, 0),
             });
         }
         projects.push(IndexedProject {
@@ -580,6 +593,7 @@ fn number_folders(root: &ContentRoot) -> Result<(Vec<IndexedProject>, Numbers), 
             description: p.description,
             doc_count: p.doc_count,
             order: p.order,
+            versions: p.versions,
             subprojects,
         });
     }
@@ -789,6 +803,7 @@ impl Index {
             subproject_count: p.subprojects.len(),
             doc_count: p.doc_count,
             order: p.order,
+            versions: p.versions.clone(),
             meta_error: None,
             meta_warnings: Vec::new(),
         }
@@ -1032,7 +1047,7 @@ impl Index {
     /// (`dochub_search` ranks both). A query under the minimum length is
     /// [`CatalogError::Query`], as live.
     pub fn search(&self, root: &ContentRoot, query: &str) -> Result<SearchResults, CatalogError> {
-        self.search_once(root, query, &mut Checked::default())
+        self.search_once(root, query, &Within::everything(), &mut Checked::default())
     }
 
     /// [`Index::search`], checking only the folders `checked` does not hold yet.
@@ -1040,10 +1055,11 @@ impl Index {
         &self,
         root: &ContentRoot,
         query: &str,
+        within: &Within,
         checked: &mut Checked,
     ) -> Result<SearchResults, CatalogError> {
         let query = RankedQuery::new(query)?;
-        let results = dochub_search::search(&query, &mut IndexSearch::new(self))?;
+        let results = dochub_search::search(&query, &mut IndexSearch::new(self, within))?;
         // Any page anywhere may outrank the answer's: it depends on every folder.
         self.check_once(root, Scope::Everything, checked)?;
         Ok(results)

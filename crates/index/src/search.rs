@@ -5,7 +5,7 @@
 use std::ops::ControlFlow;
 
 use dochub_content::{CatalogError, page_text};
-use dochub_search::{Expansion, FoundPage, MatchedTerm, RankedQuery, SearchBackend, Tier};
+use dochub_search::{Expansion, FoundPage, MatchedTerm, RankedQuery, SearchBackend, Tier, Within};
 
 use crate::format::{self, PagesFile, Postings, TermEntry, Terms, decode_impacts};
 use crate::{IMPACTS_FILE, Index, IndexError, PAGES_FILE, TERMS_FILE, rebuilding};
@@ -18,15 +18,36 @@ pub(crate) struct IndexSearch<'a> {
     /// The posting lists of the words, read with the phrase's; intersected only when the
     /// words tier is asked for.
     word_lists: Vec<Vec<u32>>,
+    /// The page numbers of the subprojects the search leaves out, `start..end` each.
+    left_out: Vec<(u32, u32)>,
 }
 
 impl<'a> IndexSearch<'a> {
-    pub(crate) fn new(index: &'a Index) -> IndexSearch<'a> {
+    pub(crate) fn new(index: &'a Index, within: &Within) -> IndexSearch<'a> {
+        let left_out = within
+            .left_out()
+            .filter_map(|(p, s)| index.subproject(p, s))
+            .map(|s| s.pages)
+            .collect();
         IndexSearch {
             index,
             pages: None,
             word_lists: Vec::new(),
+            left_out,
         }
+    }
+
+    /// `candidates` without the pages of the subprojects left out.
+    fn admitted(&self, mut candidates: Vec<u32>) -> Vec<u32> {
+        if !self.left_out.is_empty() {
+            candidates.retain(|n| {
+                !self
+                    .left_out
+                    .iter()
+                    .any(|&(start, end)| (start..end).contains(n))
+            });
+        }
+        candidates
     }
 
     /// The page table, opened the first time; another build's is [`rebuilding`].
@@ -97,7 +118,7 @@ impl SearchBackend for IndexSearch<'_> {
         };
         let phrase = lists.remove(0);
         self.word_lists = lists;
-        Ok(phrase)
+        Ok(self.admitted(phrase))
     }
 
     /// The pages on every word's list.
@@ -110,7 +131,7 @@ impl SearchBackend for IndexSearch<'_> {
             .map(Postings::List)
             .collect();
         let lists: Vec<&Postings> = lists.iter().collect();
-        Ok(Postings::intersect(&lists, self.index.nav.pages))
+        Ok(self.admitted(Postings::intersect(&lists, self.index.nav.pages)))
     }
 
     /// Where each entry starts in one round of reads, the entries in a second; a candidate

@@ -51,6 +51,9 @@ pub struct NavProject {
     pub project: NavItem,
     /// Its subprojects, in display order.
     pub subprojects: Vec<NavSubproject>,
+    /// Its subprojects that are versions of one another, newest first: the sidebar shows them
+    /// as one entry, the version being read (else the latest).
+    pub versions: Vec<String>,
 }
 
 /// The sidebar: every project and its subprojects.
@@ -61,6 +64,44 @@ pub struct Nav {
     /// Whether there is a report to link to: without one the header shows no Report link
     /// (it would lead to a 404).
     pub has_reports: bool,
+    /// The version the search box keeps to (a hidden `version` field), on a page of a
+    /// versioned subproject and on a search kept to a version.
+    pub version: Option<String>,
+    /// The version switcher of a page in a versioned subproject.
+    pub switcher: Option<VersionSwitcher>,
+}
+
+/// One version in the switcher.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionLink {
+    /// The version's subproject id.
+    pub id: String,
+    /// Its display name.
+    pub name: String,
+    /// The same page in that version, or that version's landing page when it has none.
+    pub href: String,
+    /// Whether `href` is the same page (`false`: the version's landing page).
+    pub same_page: bool,
+}
+
+/// What a page of a versioned subproject shows of its versions: the switcher, and on an older
+/// version a notice pointing to the latest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionSwitcher {
+    /// Every version, newest first: the first is the latest.
+    pub links: Vec<VersionLink>,
+    /// The position in `links` of the version being read.
+    pub current: usize,
+    /// On an older version, the absolute URL of the same page in the latest version when it
+    /// exists there: the page's `<link rel="canonical">`.
+    pub canonical: Option<String>,
+}
+
+impl VersionSwitcher {
+    /// The latest version, when the one being read is older.
+    fn older_than(&self) -> Option<&VersionLink> {
+        (self.current > 0).then(|| self.links.first()).flatten()
+    }
 }
 
 impl Nav {
@@ -194,6 +235,33 @@ fn sidebar_window<'a>(pages: &'a [NavItem], here: Option<&str>) -> &'a [NavItem]
     &pages[start..start + MAX_SIDEBAR_PAGES]
 }
 
+/// The subprojects of `p` the sidebar lists: its versions as one entry, the one being read
+/// (`here`, when it is one of them) else the latest, in the place of the first listed.
+fn listed_subprojects<'a>(p: &'a NavProject, here: Option<&str>) -> Vec<&'a NavSubproject> {
+    let is_version = |id: &str| p.versions.iter().any(|v| v == id);
+    let shown = here
+        .filter(|id| is_version(id))
+        .or_else(|| p.versions.first().map(String::as_str));
+    let mut placed = false;
+    let mut out = Vec::new();
+    for s in &p.subprojects {
+        let id = s.subproject.id.as_str();
+        if !is_version(id) {
+            out.push(s);
+        } else if !placed {
+            placed = true;
+            if let Some(shown) = p
+                .subprojects
+                .iter()
+                .find(|s| Some(s.subproject.id.as_str()) == shown)
+            {
+                out.push(shown);
+            }
+        }
+    }
+    out
+}
+
 struct SidebarProject {
     href: String,
     name: String,
@@ -255,6 +323,11 @@ struct LayoutTemplate<'a> {
     /// A document's neighbours in its subproject's order.
     previous: Option<Neighbour>,
     next: Option<Neighbour>,
+    /// The version the search box keeps to.
+    version: Option<&'a str>,
+    switcher: Option<&'a VersionSwitcher>,
+    /// On an older version: the version being read and the latest.
+    older: Option<(&'a VersionLink, &'a VersionLink)>,
     script: &'static str,
     theme_switch: &'static str,
 }
@@ -277,9 +350,8 @@ fn sidebar(nav: &Nav, here: &Location) -> Vec<SidebarProject> {
                 name: p.project.name.clone(),
                 open: in_project,
                 active: in_project && here_subproject.is_none(),
-                subprojects: p
-                    .subprojects
-                    .iter()
+                subprojects: listed_subprojects(p, here_subproject.filter(|_| in_project))
+                    .into_iter()
                     .map(|s| {
                         let sid = s.subproject.id.as_str();
                         let current = in_project && here_subproject == Some(sid);
@@ -416,6 +488,12 @@ fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutE
         has_reports: nav.has_reports,
         previous,
         next,
+        version: nav.version.as_deref(),
+        switcher: nav.switcher.as_ref(),
+        older: nav
+            .switcher
+            .as_ref()
+            .and_then(|v| Some((v.links.get(v.current)?, v.older_than()?))),
         script: dochub_http::page::SCRIPT,
         theme_switch: dochub_http::page::THEME_SWITCH,
     };

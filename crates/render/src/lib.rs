@@ -18,8 +18,10 @@
 //!             subproject: NavItem::new("docs", "Docs"),
 //!             pages: vec![NavItem::new("setup", "Setup")],
 //!         }],
+//!         versions: vec![],
 //!     }],
 //!     has_reports: true,
+//!     ..Nav::default()
 //! };
 //! let here = Location {
 //!     project: Some(NavItem::new("dochub", "dochub")),
@@ -41,8 +43,8 @@ mod slug;
 pub use highlight::{Segment, highlight};
 pub use layout::{
     Card, LayoutError, Location, MAX_SIDEBAR_PAGES, Nav, NavItem, NavProject, NavSubproject,
-    card_page, document_page, markdown_href, not_found_page, page_href, project_href, search_page,
-    subproject_href,
+    VersionLink, VersionSwitcher, card_page, document_page, markdown_href, not_found_page,
+    page_href, project_href, search_page, subproject_href,
 };
 pub use markdown::{
     Rendered, TocEntry, options, render_body, render_body_highlighted, render_markdown,

@@ -26,6 +26,7 @@ fn nav() -> Nav {
                         pages: vec![NavItem::new("raw", "Raw pages")],
                     },
                 ],
+                versions: vec![],
             },
             NavProject {
                 project: NavItem::new("other", "Other <Project>"),
@@ -33,9 +34,11 @@ fn nav() -> Nav {
                     subproject: NavItem::new("guide", "Guide"),
                     pages: vec![],
                 }],
+                versions: vec![],
             },
         ],
         has_reports: true,
+        ..Nav::default()
     }
 }
 
@@ -475,8 +478,10 @@ fn the_sidebar_of_a_huge_subproject_lists_the_pages_around_the_one_shown() {
                 subproject: NavItem::new("s", "Documentation"),
                 pages,
             }],
+            versions: vec![],
         }],
         has_reports: false,
+        ..Nav::default()
     };
     let rendered = render_markdown("# Page 12345\n", &["big", "s"]);
     let here = at("big", Some("s"), Some(("p12345", "Page 12345")));

@@ -65,6 +65,7 @@ mod query;
 mod ranked;
 mod score;
 mod terms;
+mod within;
 
 pub use engine::{
     FoundPage, MAX_RESULTS, MatchedTerm, SearchBackend, SearchHit, SearchResults, search,
@@ -78,3 +79,4 @@ pub use score::{
     K1, MAX_EXPANSIONS, PREFIX_MIN_CHARS, TITLE_BOOST, contribution, score_key, term_weight,
 };
 pub use terms::{FIELDS, FieldCounts, MAX_TERM_BYTES, PageFields, PageTerms, stem, terms};
+pub use within::Within;
