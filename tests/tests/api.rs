@@ -381,6 +381,93 @@ async fn search_caps_at_fifty_with_centred_excerpts() {
     app.stop().await;
 }
 
+/// The `id` attributes of a rendered page's headings.
+fn heading_ids(html: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for level in 1..=6 {
+        let open = format!("<h{level} id=\"");
+        for (at, _) in html.match_indices(&open) {
+            let rest = &html[at + open.len()..];
+            ids.push(rest[..rest.find('"').unwrap()].to_owned());
+        }
+    }
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn search_hits_name_their_section_and_link_to_its_anchor() {
+    let dir = content_tree();
+    let page = dir.path().join("proj/sub/guide.md");
+    std::fs::create_dir_all(page.parent().unwrap()).unwrap();
+    std::fs::write(
+        &page,
+        "---\ntitle: Guide\nsummary: Only the summary says walrus.\n---\n\
+         Okapi before any heading.\n\n## Usage\n\nFirst mango.\n\n## Usage\n\nThen kiwi.\n\n\
+         ## Größe {#size}\n\nA papaya.\n\n### 日本語 <script>x</script>\n\nA lime.\n",
+    )
+    .unwrap();
+    let build = build_of(dir.path());
+    let live = start_with_build(dir.path(), None).await;
+    let pre = start_with_build(dir.path(), Some(build.path())).await;
+    let rendered = get(&live, "/docs/proj/sub/guide").await;
+    let ids = heading_ids(&String::from_utf8_lossy(&rendered.body));
+    for (q, section, anchor) in [
+        ("mango", Some("Usage"), Some("usage")),
+        ("kiwi", Some("Usage"), Some("usage-1")),
+        ("papaya", Some("Größe"), Some("size")),
+        ("lime", Some("日本語 x"), Some("日本語-scriptxscript")),
+        ("okapi", None, None),
+        ("walrus", None, None),
+    ] {
+        let path = format!("/api/search?q={q}");
+        let (l, p) = (get(&live, &path).await, get(&pre, &path).await);
+        assert_eq!(l.body, p.body, "{q}: the index and the tree agree");
+        let hit = &l.json()["results"][0];
+        assert_eq!(hit["path"], "proj/sub/guide", "{q}");
+        assert_eq!(hit["section"].as_str(), section, "{q}: {hit}");
+        assert_eq!(hit["anchor"].as_str(), anchor, "{q}: {hit}");
+        // The fields follow the spec's, and are left out rather than null.
+        let keys: Vec<&String> = hit.as_object().unwrap().keys().collect();
+        let want: &[&str] = if section.is_some() {
+            &["path", "title", "excerpt", "section", "anchor"]
+        } else {
+            &["path", "title", "excerpt"]
+        };
+        assert_eq!(keys, want, "{q}");
+        let body = String::from_utf8_lossy(&l.body);
+        assert!(
+            body.find("\"excerpt\"") < body.find("\"section\"").or(Some(usize::MAX)),
+            "{body}"
+        );
+        // The anchor is an id of the rendered page.
+        if let Some(anchor) = anchor {
+            assert!(ids.iter().any(|id| id == anchor), "{anchor} in {ids:?}");
+        }
+    }
+
+    // The docs search page links each hit to its section and names it, escaped.
+    for app in [&live, &pre] {
+        let res = get(app, "/docs/search?q=lime").await;
+        assert_eq!(res.status, 200);
+        let html = String::from_utf8_lossy(&res.body);
+        assert!(
+            html.contains(
+                r#"<a href="/docs/proj/sub/guide#%E6%97%A5%E6%9C%AC%E8%AA%9E-scriptxscript">Guide</a> <span class="section">› 日本語 x</span>"#
+            ),
+            "{html}"
+        );
+        assert!(!html.contains("<script>x"), "{html}");
+        let html =
+            String::from_utf8_lossy(&get(app, "/docs/search?q=okapi").await.body).into_owned();
+        assert!(
+            html.contains(r#"<a href="/docs/proj/sub/guide">Guide</a> <span class="path">"#),
+            "{html}"
+        );
+    }
+    live.stop().await;
+    pre.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn latest_report_is_chosen_by_file_name() {
     let app = start(&fixture("basic")).await;

@@ -128,10 +128,13 @@ async fn docs_ls_cat_search_and_report() {
     assert!(o.status.success(), "{}", stderr(&o));
     let first = text.lines().next().unwrap_or("");
     assert!(first.starts_with("alpha/guide/"), "{text}");
-    // Best first: the page titled "Installation"; its excerpt is plain text.
+    // Best first: the page titled "Installation", at the heading the match is in; its
+    // excerpt is plain text.
     assert!(
-        first.starts_with("alpha/guide/install  Installation  Installation Run the installer"),
-        "path, title, excerpt: {first}"
+        first.starts_with(
+            "alpha/guide/install#installation  Installation › Installation  Installation Run the installer"
+        ),
+        "path#anchor, title › section, excerpt: {first}"
     );
     let results = json_out(&run(vec!["docs", "search", "install", "--json"]).await);
     assert_eq!(results["query"], "install");

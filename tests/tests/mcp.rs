@@ -232,6 +232,16 @@ async fn every_tool_and_resource_through_the_python_sdk() {
         s[13]
     );
     assert_eq!(tool_json(&s[14])["query"], "install");
+    // Each hit names the section its match lies under, with the heading's anchor.
+    let install = tool_json(&s[14])["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["path"] == "alpha/guide/install")
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", s[14]));
+    assert_eq!(install["section"], "Installation", "{install}");
+    assert_eq!(install["anchor"], "installation", "{install}");
     assert!(tool_error(&s[15]).contains("400 Bad Request"), "{}", s[15]);
 
     let resources = s[16]["ok"]["resources"].as_array().unwrap();

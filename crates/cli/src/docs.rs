@@ -129,6 +129,7 @@ fn listing(manifest: &Value) -> String {
     text
 }
 
+/// One line a hit: `path[#anchor]  title[ › section]  excerpt`.
 fn search_lines(results: &Value) -> String {
     let mut text = String::new();
     for hit in results
@@ -137,12 +138,15 @@ fn search_lines(results: &Value) -> String {
         .into_iter()
         .flatten()
     {
-        text += &format!(
-            "{}  {}  {}\n",
-            str_of(hit, "path"),
-            str_of(hit, "title"),
-            str_of(hit, "excerpt")
-        );
+        let mut at = str_of(hit, "path").to_owned();
+        let mut title = str_of(hit, "title").to_owned();
+        if let Some(anchor) = hit.get("anchor").and_then(Value::as_str) {
+            at = format!("{at}#{anchor}");
+        }
+        if let Some(section) = hit.get("section").and_then(Value::as_str) {
+            title = format!("{title} › {section}");
+        }
+        text += &format!("{at}  {title}  {}\n", str_of(hit, "excerpt"));
     }
     text
 }
@@ -162,5 +166,17 @@ mod tests {
             "documents": [{"id": "a", "title": "A", "summary": "About a"}, {"id": "b", "title": "B", "summary": ""}]
         });
         assert_eq!(listing(&sub), "p/s/a  A — About a\np/s/b  B\n");
+    }
+
+    #[test]
+    fn search_lines_name_the_section() {
+        let results = serde_json::json!({"query": "kv", "results": [
+            {"path": "p/s/a", "title": "A", "excerpt": "kv here", "section": "Key value", "anchor": "key-value"},
+            {"path": "p/s/b", "title": "B", "excerpt": "kv first"}
+        ]});
+        assert_eq!(
+            search_lines(&results),
+            "p/s/a#key-value  A › Key value  kv here\np/s/b  B  kv first\n"
+        );
     }
 }

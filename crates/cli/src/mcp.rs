@@ -544,7 +544,7 @@ impl DochubMcp {
     }
 
     #[tool(
-        description = "Search all documentation pages (case-insensitive, at least 2 characters; the exact phrase first, then pages holding every word in any order). Returns JSON {query, results: [{path, title, excerpt}]}, best first, at most 50; read a hit with read_doc."
+        description = "Search all documentation pages (case-insensitive, at least 2 characters; the exact phrase first, then pages holding every word in any order). Returns JSON {query, results: [{path, title, excerpt, section?, anchor?}]}, best first, at most 50; `section` is the heading the match lies under and `anchor` its id on the page (both absent before the first heading); read a hit with read_doc."
     )]
     async fn search_docs(
         &self,

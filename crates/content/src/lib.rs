@@ -49,6 +49,7 @@ mod plain;
 mod report;
 mod search;
 mod segment;
+mod slug;
 mod tree;
 mod versions;
 mod yaml;
@@ -69,9 +70,10 @@ pub use model::{
     Page, PageSource, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject,
     SubprojectSummary, reading_order,
 };
-pub use plain::{markdown_options, page_terms, plain_text};
+pub use plain::{PlainBody, markdown_options, page_analysis, page_terms, plain_body, plain_text};
 pub use report::{Report, is_report_name};
 pub use search::TreeScan;
 pub use segment::{MAX_ID_BYTES, is_valid_id};
+pub use slug::{FALLBACK_ID, IdAllocator, heading_id_text, is_html_comment, slugify};
 pub use tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};
 pub use versions::{known_versions, version_scope};

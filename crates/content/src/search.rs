@@ -11,7 +11,7 @@ use dochub_search::{
 
 use crate::error::ContentError;
 use crate::frontmatter::{page_text, parse_page};
-use crate::plain::page_terms;
+use crate::plain::page_analysis;
 use crate::tree::ContentRoot;
 
 /// The content tree read for one query: every page read and analysed once, as it is now.
@@ -74,7 +74,7 @@ impl TreeScan {
                 None
             };
             let parsed = parse_page(&id, &raw);
-            let analysed = page_terms(&id, &parsed);
+            let (analysed, headings) = page_analysis(&id, &parsed);
             scan.stats.add(&analysed.lengths);
             for (term, counts) in analysed.terms {
                 if walks.iter().any(|walk| walk.may_take(&term)) {
@@ -100,6 +100,7 @@ impl TreeScan {
                     title: parsed.title,
                     plain: analysed.plain,
                     summary: parsed.summary,
+                    headings,
                 },
             );
         }

@@ -6,16 +6,18 @@
 //! grams.bin   "DHG1" | build_id u64 | keys u32 | blocks u32
 //!             | first key of each block: blocks x u32
 //!             | entries: keys x (key u32, offset u64, len u32), sorted by key
-//! pages.bin   "DHP6" | build_id u64 | pages u32 | 0 u32
+//! pages.bin   "DHP7" | build_id u64 | pages u32 | 0 u32
 //!             | starts: (pages + 1) x u64, where each page's entry starts in the data (the
 //!               last is the data's length), so an entry is found in one small read
 //!             | data: each page's entry, back to back: sub u32, id_len u32, title_len u32,
 //!               raw_size u32, raw_packed_len u32, plain_size u32, summary_size u32,
-//!               text_packed_len u32, raw_hash u64, text_hash u64, then the id and title
-//!               (UTF-8), the whole file compressed as one LZ4 block, and the body's plain
-//!               text followed by the summary as another, compressed with the file as its
-//!               dictionary (a candidate that is not a hit unpacks only the first); the
-//!               hashes are of the compressed blocks
+//!               headings_size u32, text_packed_len u32, raw_hash u64, text_hash u64, then
+//!               the id and title (UTF-8), the whole file compressed as one LZ4 block, and
+//!               the body's plain text, the summary and the headings as another, compressed
+//!               with the file as its dictionary (a candidate that is not a hit unpacks only
+//!               the first); the hashes are of the compressed blocks
+//! headings    each heading of the body in page order: text_start u32, text_end u32 (where
+//!             its text is in the plain text), id_len u32, then its rendered `id` (UTF-8)
 //! terms.bin   "DHT1" | build_id u64 | terms u32 | blocks u32 | index_len u32
 //!             | block index: blocks x (first_len u8, first term, offset u32, len u32)
 //!             | blocks: entries (term_len u8, term, df u32, offset u64, len u32), sorted
@@ -33,9 +35,10 @@ use std::path::{Path, PathBuf};
 
 use crate::IndexError;
 use dochub_content::fsio::File;
+use dochub_search::Heading;
 
 const GRAMS_MAGIC: &[u8; 4] = b"DHG1";
-const PAGES_MAGIC: &[u8; 4] = b"DHP6";
+const PAGES_MAGIC: &[u8; 4] = b"DHP7";
 const TERMS_MAGIC: &[u8; 4] = b"DHT1";
 const TERMS_HEADER: usize = 24;
 /// Entries per block of the term table.
@@ -45,8 +48,8 @@ const PAGES_HEADER: usize = 20;
 /// Entries per block of the key table: one block (4 KiB) is read per key looked up.
 const BLOCK: usize = 256;
 const ENTRY: usize = 16;
-/// The fixed fields that open a page's entry: eight `u32` and two hashes.
-const PAGE_HEAD: usize = 48;
+/// The fixed fields that open a page's entry: nine `u32` and two hashes.
+const PAGE_HEAD: usize = 52;
 /// Bytes of the key table's block index read with its header: 4 bytes a block of 256 keys.
 const HEAD_GUESS: usize = 16 * 1024;
 
@@ -265,7 +268,9 @@ pub(super) struct PagesWriter {
 }
 
 impl PagesWriter {
-    /// Adds the next page: its subproject's number, id, title, file, plain text and summary.
+    /// Adds the next page: its subproject's number, id, title, file, plain text, summary and
+    /// headings.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn push(
         &mut self,
         sub: u32,
@@ -274,18 +279,26 @@ impl PagesWriter {
         raw: &[u8],
         plain: &str,
         summary: &str,
+        headings: &[Heading],
     ) -> Result<(), IndexError> {
-        let packed_raw = lz4_flex::block::compress(raw);
-        let mut text = Vec::with_capacity(plain.len() + summary.len());
-        text.extend_from_slice(plain.as_bytes());
-        text.extend_from_slice(summary.as_bytes());
-        // The plain text is mostly the file's own words: packed against the file, it costs
-        // little beside it (alone it would add a third to the table).
-        let packed_text = lz4_flex::block::compress_with_dict(&text, raw);
         let too_big = || IndexError::PageTooLarge {
             page: id.to_owned(),
         };
         let len32 = |len: usize| u32::try_from(len).map_err(|_| too_big());
+        let packed_raw = lz4_flex::block::compress(raw);
+        let mut text = Vec::with_capacity(plain.len() + summary.len());
+        text.extend_from_slice(plain.as_bytes());
+        text.extend_from_slice(summary.as_bytes());
+        for heading in headings {
+            for n in [heading.text.start, heading.text.end, heading.id.len()] {
+                text.extend_from_slice(&len32(n)?.to_le_bytes());
+            }
+            text.extend_from_slice(heading.id.as_bytes());
+        }
+        let headings_size = text.len() - plain.len() - summary.len();
+        // The plain text is mostly the file's own words: packed against the file, it costs
+        // little beside it (alone it would add a third to the table).
+        let packed_text = lz4_flex::block::compress_with_dict(&text, raw);
         self.starts.push(self.data.len() as u64);
         let fields = [
             sub,
@@ -295,6 +308,7 @@ impl PagesWriter {
             len32(packed_raw.len())?,
             len32(plain.len())?,
             len32(summary.len())?,
+            len32(headings_size)?,
             len32(packed_text.len())?,
         ];
         for field in fields {
@@ -371,9 +385,11 @@ pub(super) struct PageRecord {
     /// The file as it was when the index was built: unpacked only to match it
     /// ([`PagesFile::raw`]).
     raw: Packed,
-    /// The body's plain text and the summary: unpacked only for a hit ([`PagesFile::text`]).
+    /// The body's plain text, the summary and the headings: unpacked only for a hit
+    /// ([`PagesFile::text`]).
     text: Packed,
     plain_size: usize,
+    summary_size: usize,
 }
 
 /// The page table, opened: entries located through the table of starts, then read one each.
@@ -445,9 +461,10 @@ impl PagesFile {
             raw_len,
             plain_size,
             summary_size,
+            headings_size,
             text_len,
         ] = std::array::from_fn(field);
-        let (raw_hash, text_hash) = (u64_at(entry, 32), u64_at(entry, 40));
+        let (raw_hash, text_hash) = (u64_at(entry, 36), u64_at(entry, 44));
         let mut rest = &entry[PAGE_HEAD..];
         let mut take = |len: usize| {
             let (part, after) = rest.split_at_checked(len)?;
@@ -464,7 +481,9 @@ impl PagesFile {
         let text = Packed {
             bytes: take(text_len)?.to_vec(),
             hash: text_hash,
-            size: plain_size.checked_add(summary_size)?,
+            size: plain_size
+                .checked_add(summary_size)?
+                .checked_add(headings_size)?,
         };
         rest.is_empty().then_some(PageRecord {
             number,
@@ -474,6 +493,7 @@ impl PagesFile {
             raw,
             text,
             plain_size,
+            summary_size,
         })
     }
 
@@ -482,17 +502,50 @@ impl PagesFile {
         record.raw.unpack(&self.path, &[])
     }
 
-    /// A record's body as plain text and its summary, unpacked against its file (`raw`).
-    pub(super) fn text(
-        &self,
-        record: &PageRecord,
-        raw: &[u8],
-    ) -> Result<(String, String), IndexError> {
+    /// A record's body as plain text, its summary and its headings, unpacked against its
+    /// file (`raw`).
+    pub(super) fn text(&self, record: &PageRecord, raw: &[u8]) -> Result<PageText, IndexError> {
         let mut plain = record.text.unpack(&self.path, raw)?;
-        let summary = plain.split_off(record.plain_size);
+        let mut summary = plain.split_off(record.plain_size);
+        let headings = summary.split_off(record.summary_size);
         let utf8 = |bytes: Vec<u8>| String::from_utf8(bytes).map_err(|_| damaged(&self.path));
-        Ok((utf8(plain)?, utf8(summary)?))
+        let plain = utf8(plain)?;
+        let headings = parse_headings(&headings, &plain).ok_or_else(|| damaged(&self.path))?;
+        Ok(PageText {
+            plain,
+            summary: utf8(summary)?,
+            headings,
+        })
     }
+}
+
+/// What a hit shows of a page, unpacked ([`PagesFile::text`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct PageText {
+    pub(super) plain: String,
+    pub(super) summary: String,
+    pub(super) headings: Vec<Heading>,
+}
+
+/// The headings of a page entry; each must lie in the plain text, on character boundaries,
+/// in page order.
+fn parse_headings(mut bytes: &[u8], plain: &str) -> Option<Vec<Heading>> {
+    let mut headings: Vec<Heading> = Vec::new();
+    while !bytes.is_empty() {
+        let (head, rest) = bytes.split_at_checked(12)?;
+        let [start, end, id_len] = std::array::from_fn(|i| u32_at(head, i * 4) as usize);
+        let (id, rest) = rest.split_at_checked(id_len)?;
+        bytes = rest;
+        let in_order = headings.last().is_none_or(|h| h.text.start <= start);
+        if start > end || !in_order || plain.get(start..end).is_none() {
+            return None;
+        }
+        headings.push(Heading {
+            text: start..end,
+            id: String::from_utf8(id.to_vec()).ok()?,
+        });
+    }
+    Some(headings)
 }
 
 /// Builds `terms.bin` and `impacts.bin` in memory; terms must be pushed in ascending order.
@@ -927,8 +980,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.bin");
         let mut w = PagesWriter::default();
-        // A page as written and read: subproject, id, title, and (file, plain text, summary).
-        type Page = (u32, String, String, (Vec<u8>, String, String));
+        // A page as written and read: subproject, id, title, and (file, plain text, summary,
+        // headings).
+        type Page = (u32, String, String, (Vec<u8>, String, String, Vec<Heading>));
         let want: Vec<Page> = (0..1000u32)
             .map(|n| {
                 let title = if n % 3 == 0 {
@@ -939,16 +993,25 @@ mod tests {
                 let raw = format!("# Page {n}\n\n{}", "wörds ".repeat(n as usize % 50));
                 let plain = format!("Page {n} {}", "wörds ".repeat(n as usize % 7));
                 let summary = "Sümmary ".repeat(n as usize % 3);
+                // Headings over the plain text's words, none in some pages, one empty.
+                let headings = (0..n as usize % 4)
+                    .map(|k| Heading {
+                        text: 5 + k * 7..if k == 2 { 5 + k * 7 } else { 11 + k * 7 },
+                        id: format!("wörds-{k}"),
+                    })
+                    .filter(|h| plain.get(h.text.clone()).is_some())
+                    .collect();
                 (
                     n / 7,
                     format!("page-{n}"),
                     title,
-                    (raw.into_bytes(), plain, summary),
+                    (raw.into_bytes(), plain, summary, headings),
                 )
             })
             .collect();
-        for (sub, id, title, (raw, plain, summary)) in &want {
-            w.push(*sub, id, title, raw, plain, summary).unwrap();
+        for (sub, id, title, (raw, plain, summary, headings)) in &want {
+            w.push(*sub, id, title, raw, plain, summary, headings)
+                .unwrap();
         }
         let bytes = w.finish(9);
         std::fs::write(&path, &bytes).unwrap();
@@ -960,8 +1023,9 @@ mod tests {
                 .iter()
                 .map(|r| {
                     let raw = pages.raw(r).unwrap();
-                    let (plain, summary) = pages.text(r, &raw).unwrap();
-                    (r.sub, r.id.clone(), r.title.clone(), (raw, plain, summary))
+                    let t = pages.text(r, &raw).unwrap();
+                    let text = (raw, t.plain, t.summary, t.headings);
+                    (r.sub, r.id.clone(), r.title.clone(), text)
                 })
                 .collect::<Vec<_>>()
         };

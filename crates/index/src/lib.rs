@@ -83,8 +83,8 @@ use serde::{Deserialize, Serialize};
 
 use dochub_content::fsio::{Kind, list, mtime_ns, read_file};
 use dochub_content::{
-    CatalogError, ContentError, ContentRoot, Project, REPORTS_DIR, SubprojectSummary, page_terms,
-    page_text, parse_page, reading_order,
+    CatalogError, ContentError, ContentRoot, Project, REPORTS_DIR, SubprojectSummary,
+    page_analysis, page_text, parse_page, reading_order,
 };
 use dochub_search::{CorpusStats, FieldCounts, RankedQuery, SearchResults, Within, fold};
 
@@ -684,7 +684,7 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, IndexEr
             .push(&highlighted_blocks(&highlighter, &parsed.body));
         #[cfg(not(feature = "highlight"))]
         scan.code.push(&[]);
-        let analysed = page_terms(id, &parsed);
+        let (analysed, headings) = page_analysis(id, &parsed);
         scan.stats.add(&analysed.lengths);
         scan.lengths.push(analysed.lengths);
         for (term, counts) in analysed.terms {
@@ -700,6 +700,7 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, IndexEr
             &raw,
             &analysed.plain,
             &parsed.summary,
+            &headings,
         )?;
         scan.sub_pages[sub as usize].push(IndexedPage {
             id: id.clone(),

@@ -153,13 +153,14 @@ impl SearchBackend for IndexSearch<'_> {
             if !query.in_tier(tier, &page_text(&raw), &record.id) {
                 continue;
             }
-            let (plain, summary) = pages.text(&record, &raw)?;
+            let text = pages.text(&record, &raw)?;
             let page = FoundPage {
                 number: record.number,
                 path: format!("{p}/{s}/{}", record.id),
                 title: record.title,
-                plain,
-                summary,
+                plain: text.plain,
+                summary: text.summary,
+                headings: text.headings,
             };
             if take(page).is_break() {
                 break;

@@ -214,6 +214,36 @@ fn versions_of_a_page_are_spread_out_as_live() {
     }
 }
 
+#[test]
+fn sections_of_hits_are_the_live_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("p/s/guide.md");
+    fs::create_dir_all(page.parent().unwrap()).unwrap();
+    fs::write(
+        &page,
+        "---\ntitle: Guide\nsummary: About zebras\n---\nIntro with apples.\n\n# Guide\n\n\
+         ## Usage\n\nFirst mango.\n\n## Usage\n\nSecond kiwi.\n\n\
+         ## Über Größe {#size}\n\nThird papaya.\n\n### `code` <b>bold</b>\n\nFourth lime.\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("p/s/other.md"), "## Kiwi\n\nkiwi again\n").unwrap();
+    let (root, _out, index) = build(dir.path());
+    let section = |q: &str| {
+        let live = root.search(q).unwrap();
+        assert_eq!(index.search(&root, q).unwrap(), live, "{q}");
+        let hit = live.results.iter().find(|h| h.path == "p/s/guide").unwrap();
+        (hit.section.clone(), hit.anchor.clone())
+    };
+    let some = |s: &str, a: &str| (Some(s.to_owned()), Some(a.to_owned()));
+    assert_eq!(section("apples"), (None, None));
+    assert_eq!(section("zebras"), (None, None));
+    assert_eq!(section("mango"), some("Usage", "usage"));
+    assert_eq!(section("kiwi"), some("Usage", "usage-1"));
+    assert_eq!(section("papaya"), some("Über Größe", "size"));
+    assert_eq!(section("lime"), some("code bold", "code-bboldb"));
+    assert_eq!(section("Größe"), some("Über Größe", "size"));
+}
+
 /// Words that share prefixes, fold alike, or are not letters, for generated pages and queries.
 const VOCABULARY: &[&str] = &[
     "key",

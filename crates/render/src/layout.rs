@@ -271,8 +271,10 @@ struct SidebarProject {
 }
 
 struct HitView {
+    /// The page, at the section's heading when the match is under one.
     href: String,
     title: String,
+    section: Option<String>,
     path: String,
     excerpt: Vec<Segment>,
 }
@@ -588,9 +590,10 @@ pub fn card_page(
     render(nav, frame, main)
 }
 
-/// Search results for `query` in the full layout: each hit links to its page and shows its
-/// excerpt with the query marked. `note` (why nothing was searched, or that the list was cut)
-/// is shown above the results when not empty; with a note and no hits, nothing else is said.
+/// Search results for `query` in the full layout: each hit links to its page (at the heading
+/// its match lies under, whose text it shows) and shows its excerpt with the query marked.
+/// `note` (why nothing was searched, or that the list was cut) is shown above the results when
+/// not empty; with a note and no hits, nothing else is said.
 pub fn search_page(
     nav: &Nav,
     query: &str,
@@ -600,8 +603,12 @@ pub fn search_page(
     let hits = hits
         .iter()
         .map(|hit| HitView {
-            href: hit_href(&hit.path),
+            href: match &hit.anchor {
+                Some(anchor) => format!("{}#{}", hit_href(&hit.path), encode_segment(anchor)),
+                None => hit_href(&hit.path),
+            },
             title: hit.title.clone(),
+            section: hit.section.clone(),
             path: hit.path.clone(),
             excerpt: highlight(&hit.excerpt, query),
         })

@@ -38,7 +38,6 @@ mod highlight;
 mod layout;
 mod links;
 mod markdown;
-mod slug;
 
 pub use highlight::{Segment, highlight};
 pub use layout::{
@@ -50,4 +49,4 @@ pub use markdown::{
     Rendered, TocEntry, options, render_body, render_body_highlighted, render_markdown,
     strip_frontmatter,
 };
-pub use slug::{FALLBACK_ID, slugify};
+pub use dochub_content::{FALLBACK_ID, slugify};

@@ -2,12 +2,12 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use dochub_content::{IdAllocator, heading_id_text, is_html_comment as is_comment};
 use pulldown_cmark::{
     CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html,
 };
 
 use crate::links::{self, Rewrite};
-use crate::slug::IdAllocator;
 
 /// The markdown dialect of dochub pages: the one search reads too
 /// ([`dochub_content::markdown_options`]).
@@ -122,11 +122,13 @@ pub fn render_body_highlighted(
             return Some(event);
         };
         let mut text = String::new();
+        // The id from the same text, by the same allocator, as search's anchors.
         for event in events.by_ref() {
-            match &event {
-                Event::End(TagEnd::Heading(_)) => break,
-                Event::Text(t) | Event::Code(t) => text.push_str(t),
-                _ => {}
+            if let Event::End(TagEnd::Heading(_)) = event {
+                break;
+            }
+            if let Some(t) = heading_id_text(&event) {
+                text.push_str(t);
             }
             pending.push_back(event);
         }
@@ -242,12 +244,6 @@ fn first_paragraph(events: &[Event<'_>]) -> String {
         }
     }
     text
-}
-
-/// Whether a piece of raw HTML is nothing but a comment.
-fn is_comment(raw: &str) -> bool {
-    let raw = raw.trim();
-    raw.starts_with("<!--") && raw.ends_with("-->")
 }
 
 /// Turns raw HTML into text (which the HTML writer escapes), drops comments, and rewrites link

@@ -283,15 +283,23 @@ fn search_results() {
             path: "dochub/docs/search".into(),
             title: "Search".into(),
             excerpt: "…the search endpoint matches <b>any</b> Search text…".into(),
+            section: None,
+            anchor: None,
         },
         SearchHit {
             path: "dochub/api/raw".into(),
             title: "Raw <pages>".into(),
             excerpt: "no match in this excerpt".into(),
+            section: Some("Über <script>".into()),
+            anchor: Some("über-script".into()),
         },
     ];
     let html = search_page(&nav(), "search", &hits, "").expect("renders");
     assert!(html.contains(r#"<a href="/docs/dochub/docs/search">Search</a>"#));
+    // A hit under a heading links to it and names it, escaped.
+    assert!(html.contains(
+        r#"<a href="/docs/dochub/api/raw#%C3%BCber-script">Raw &#60;pages&#62;</a> <span class="section">› Über &#60;script&#62;</span>"#
+    ), "{html}");
     assert!(html.contains("<mark>search</mark>"));
     assert!(html.contains("<mark>Search</mark>"));
     assert!(!html.contains("<b>any</b>"), "excerpt text is escaped");

@@ -33,6 +33,22 @@ pub struct SearchHit {
     pub title: String,
     /// Text around the first match.
     pub excerpt: String,
+    /// The text of the heading the match lies under (the nearest one before it, any level);
+    /// absent when the match is before the first heading, or not in the body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// That heading's `id` on the rendered page, present exactly when `section` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<String>,
+}
+
+/// A heading of a page's body, where its text lies in the body's plain text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// Byte range of its text in the plain text (empty for a heading without text).
+    pub text: std::ops::Range<usize>,
+    /// Its `id` on the rendered page.
+    pub id: String,
 }
 
 /// A store of pages that a search reads. Pages are numbered `0..page_count()` in path order
@@ -101,6 +117,8 @@ pub struct FoundPage {
     pub plain: String,
     /// Its summary (a page found by its summary shows it).
     pub summary: String,
+    /// Its body's headings, in page order.
+    pub headings: Vec<Heading>,
 }
 
 /// Searches `backend` for `query`: the phrase tier, then, while the answer has room, the words
@@ -228,20 +246,34 @@ fn walk<B: SearchBackend>(
 /// The hit for one page of the answer: its excerpt is cut from the body's plain text, centred
 /// as [`RankedQuery::excerpt_range`] says; when the body holds no match and the summary does
 /// (a page found by its summary), from the summary; else it is the body's start.
+/// Its section is the heading the body's match lies under, if any.
 fn hit(query: &RankedQuery, page: FoundPage) -> SearchHit {
     let (plain, summary) = (&page.plain, &page.summary);
+    let mut section = None;
     let excerpt = if let Some((start, end)) = query.excerpt_range(plain) {
+        section = section_at(&page.headings, start);
         excerpt(plain, start, end)
     } else if let Some((start, end)) = query.excerpt_range(summary) {
         excerpt(summary, start, end)
     } else {
         excerpt(plain, 0, 0)
     };
+    let (section, anchor) = section
+        .map(|h| (plain.get(h.text.clone()).unwrap_or_default(), &h.id))
+        .unzip();
     SearchHit {
+        section: section.map(str::to_owned),
+        anchor: anchor.cloned(),
         path: page.path,
         title: page.title,
         excerpt,
     }
+}
+
+/// The nearest heading that starts at or before byte `at` of the plain text.
+fn section_at(headings: &[Heading], at: usize) -> Option<&Heading> {
+    let after = headings.partition_point(|h| h.text.start <= at);
+    after.checked_sub(1).and_then(|i| headings.get(i))
 }
 
 /// Candidates handed out best first, a run at a time: only what the answer reaches is sorted.
@@ -319,6 +351,8 @@ mod tests {
             path: path.to_owned(),
             title: title.to_owned(),
             excerpt: String::new(),
+            section: None,
+            anchor: None,
         };
         let hits = vec![
             hit("spin/v1/kv", "Key Value"),
@@ -456,6 +490,7 @@ mod tests {
                         title: id.to_owned(),
                         plain: plain.clone(),
                         summary: String::new(),
+                        headings: headings_of(plain),
                     };
                     if take(page).is_break() {
                         break;
@@ -464,6 +499,65 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    /// Headings for the test pages: each `## ` starts one, up to the next `.`, its id the
+    /// text's first word.
+    fn headings_of(plain: &str) -> Vec<Heading> {
+        plain
+            .match_indices("## ")
+            .map(|(at, _)| {
+                let start = at + 3;
+                let end = plain[start..].find('.').map_or(plain.len(), |e| start + e);
+                let id = plain[start..end].split(' ').next().unwrap_or_default();
+                Heading {
+                    text: start..end,
+                    id: id.to_lowercase(),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_hit_names_the_heading_its_match_lies_under() {
+        let pages = [
+            (
+                "p/s/a",
+                "Intro text. ## Setup steps. Install the cli. ## Usage. Run it.",
+            ),
+            ("p/s/b", "The cli before any heading. ## Other. Nothing."),
+            ("p/s/c", "Words. ## Install cli. The end."),
+        ];
+        let query = RankedQuery::new("cli").unwrap();
+        let Ok(results) = search(&query, &mut Memory::new(&pages));
+        let mut hits = results.results.clone();
+        hits.sort_by(|a, b| a.path.cmp(&b.path));
+        let sections: Vec<(&str, Option<&str>, Option<&str>)> = hits
+            .iter()
+            .map(|h| (h.path.as_str(), h.section.as_deref(), h.anchor.as_deref()))
+            .collect();
+        assert_eq!(
+            sections,
+            [
+                // A match under a heading names it (the nearest before, not the next).
+                ("p/s/a", Some("Setup steps"), Some("setup")),
+                // Before the first heading: no section.
+                ("p/s/b", None, None),
+                // A match in the heading's own text lies under it.
+                ("p/s/c", Some("Install cli"), Some("install")),
+            ]
+        );
+        // No section: neither field is in the JSON; with one, both follow the excerpt.
+        let json = serde_json::to_string(&hits[1]).unwrap();
+        assert!(
+            !json.contains("section") && !json.contains("anchor"),
+            "{json}"
+        );
+        let json = serde_json::to_string(&hits[0]).unwrap();
+        assert!(
+            json.ends_with(r#""excerpt":"Intro text. ## Setup steps. Install the cli. ## Usage. Run it.","section":"Setup steps","anchor":"setup"}"#),
+            "{json}"
+        );
     }
 
     fn paths(pages: &[(&str, &str)], query: &str) -> Vec<String> {

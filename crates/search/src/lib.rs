@@ -56,7 +56,10 @@
 //!
 //! **Excerpts.** About [`EXCERPT_CHARS`] characters of the body's plain text, centred on the
 //! first match of the phrase, else of the earliest word or term ([`RankedQuery::excerpt_range`]),
-//! never splitting a character, `…` at cut ends.
+//! never splitting a character, `…` at cut ends. A hit whose excerpt is centred on a match in
+//! the body names the section it lies under: the nearest [`Heading`] (any level) that starts
+//! at or before the match, with the `id` the rendered page gives it; a match before the first
+//! heading, or only in the summary, has none.
 #![deny(missing_docs)]
 
 mod engine;
@@ -68,8 +71,8 @@ mod terms;
 mod within;
 
 pub use engine::{
-    FoundPage, MAX_RESULTS, MatchedTerm, SearchBackend, SearchHit, SearchResults, search,
-    spread_versions, version_group,
+    FoundPage, Heading, MAX_RESULTS, MatchedTerm, SearchBackend, SearchHit, SearchResults,
+    search, spread_versions, version_group,
 };
 pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use query::{MIN_QUERY_CHARS, Query, QueryTooShort, fold};

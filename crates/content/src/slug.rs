@@ -1,6 +1,9 @@
-//! Heading ids: slugs, and a per-page allocator that keeps them unique.
+//! Heading ids: slugs, and a per-page allocator that keeps them unique. One implementation
+//! for the rendered page's `id`s and the anchors search links to, so the two cannot differ.
 
 use std::collections::{HashMap, HashSet};
+
+use pulldown_cmark::Event;
 
 /// The id given to a heading whose text yields an empty slug (only punctuation, or empty).
 pub const FALLBACK_ID: &str = "section";
@@ -12,9 +15,9 @@ const MAX_SLUG_CHARS: usize = 80;
 /// whitespace and `-` folded into single `-`, other punctuation dropped. May return `""`.
 ///
 /// ```
-/// assert_eq!(dochub_render::slugify("Hello, World!"), "hello-world");
-/// assert_eq!(dochub_render::slugify("  Über  --  Größe "), "über-größe");
-/// assert_eq!(dochub_render::slugify("?!"), "");
+/// assert_eq!(dochub_content::slugify("Hello, World!"), "hello-world");
+/// assert_eq!(dochub_content::slugify("  Über  --  Größe "), "über-größe");
+/// assert_eq!(dochub_content::slugify("?!"), "");
 /// ```
 pub fn slugify(text: &str) -> String {
     let mut slug = String::new();
@@ -50,10 +53,36 @@ pub fn slugify(text: &str) -> String {
     slug
 }
 
+/// What a heading's event adds to the text its id is made from: text and code as written,
+/// and inline raw HTML as its source (the rendered page shows it escaped, as text), but not
+/// an HTML comment (dropped from the page).
+pub fn heading_id_text<'a>(event: &'a Event<'_>) -> Option<&'a str> {
+    match event {
+        Event::Text(t) | Event::Code(t) => Some(t),
+        Event::InlineHtml(t) if !is_html_comment(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// Whether a piece of raw HTML is nothing but a comment.
+pub fn is_html_comment(raw: &str) -> bool {
+    let raw = raw.trim();
+    raw.starts_with("<!--") && raw.ends_with("-->")
+}
+
 /// Hands out heading ids for one page: a user's `{#id}` is kept, every other heading gets its
-/// slug, and repeats get `-1`, `-2`, ... so that no two headings share an id.
+/// slug, and repeats get `-1`, `-2`, ... so that no two headings share an id. Every explicit
+/// id of the page is [`reserve`](IdAllocator::reserve)d first, then each heading in page
+/// order asks for its id, with the text [`heading_id_text`] collects, trimmed.
+///
+/// ```
+/// let mut ids = dochub_content::IdAllocator::default();
+/// ids.reserve("usage");
+/// assert_eq!(ids.automatic("Usage"), "usage-1");
+/// assert_eq!(ids.explicit("usage"), "usage");
+/// ```
 #[derive(Debug, Default)]
-pub(crate) struct IdAllocator {
+pub struct IdAllocator {
     /// Ids the author wrote explicitly; automatic slugs avoid them wherever they stand in the page.
     reserved: HashSet<String>,
     /// Ids already given out on this page.
@@ -64,13 +93,13 @@ pub(crate) struct IdAllocator {
 
 impl IdAllocator {
     /// Records an id the author wrote, before any id is handed out.
-    pub(crate) fn reserve(&mut self, id: &str) {
+    pub fn reserve(&mut self, id: &str) {
         self.reserved.insert(id.to_owned());
     }
 
     /// The id for a heading with an explicit `{#id}`: kept as written unless an earlier heading
     /// already has it.
-    pub(crate) fn explicit(&mut self, id: &str) -> String {
+    pub fn explicit(&mut self, id: &str) -> String {
         if self.taken.insert(id.to_owned()) {
             return id.to_owned();
         }
@@ -78,7 +107,7 @@ impl IdAllocator {
     }
 
     /// The id for a heading without an explicit id.
-    pub(crate) fn automatic(&mut self, text: &str) -> String {
+    pub fn automatic(&mut self, text: &str) -> String {
         let slug = slugify(text);
         let base = if slug.is_empty() { FALLBACK_ID } else { &slug };
         if !self.reserved.contains(base) && self.taken.insert(base.to_owned()) {
