@@ -67,7 +67,8 @@ judged.forEach((j, i) => {
 });
 
 // What a plain-text excerpt should never show: fence markers, mdBook/Hugo directives, TOML
-// frontmatter fences, link targets, HTML tags.
+// frontmatter fences, link targets, HTML tags. Code that a page shows as text (a SUMMARY.md
+// example, a `<name>` placeholder) matches too: read the list, it is not a score.
 const LEAKS = /```|~~~|\{\{[#%]|\+\+\+|\]\(|<\/?[a-z][a-z0-9-]*(\s[^>]*)?>/;
 const leaks = [];
 for (const [query, r] of dochub) {
@@ -75,7 +76,7 @@ for (const [query, r] of dochub) {
     if (LEAKS.test(e)) leaks.push(`  ${query} #${i + 1} ${r.paths[i]}: ${e}`);
   });
 }
-console.log(`\ndochub excerpts in the top 10 showing markup: ${leaks.length}`);
+console.log(`\ndochub excerpts in the top 10 that look like markup (or code showing it): ${leaks.length}`);
 for (const l of leaks) console.log(l);
 
 const disagree = [...dochub.values()].filter((r) => r.index_agrees === false).map((r) => r.query);
