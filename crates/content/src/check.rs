@@ -447,6 +447,16 @@ fn check_page(page: &Page, targets: &BTreeSet<String>, out: &mut Vec<Diagnostic>
             );
         }
     }
+    let body = &page.parsed.body;
+    // The body is the text's tail: its line 1 is the line after the frontmatter.
+    let before = text
+        .len()
+        .checked_sub(body.len())
+        .filter(|&at| text.is_char_boundary(at) && text[at..] == **body)
+        .map_or(0, |at| text[..at].matches('\n').count());
+    for (line, message) in crate::callout_findings(body) {
+        push(before + line, Severity::Warning, message);
+    }
 }
 
 /// The YAML between a page's opening `---` line and the next `---`/`...` line.

@@ -1,9 +1,9 @@
 //! Fenced code blocks as the renderer and the build's highlighter both see them: which
 //! language a fence names, the code it holds, and the key a highlighted block is kept under.
 
-use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, Tag, TagEnd};
 
-use crate::plain::markdown_options;
+use crate::callout::{Markdown, Piece};
 
 /// The language a fence's info string names: its first word (```` ```rust,ignore ````, ```` ```rust {.x} ````
 /// name `rust`); `None` when it names none.
@@ -59,7 +59,12 @@ pub fn code_key(language: &str, code: &str) -> u64 {
 pub fn code_blocks(body: &str) -> Vec<CodeBlock> {
     let mut blocks = Vec::new();
     let mut current: Option<CodeBlock> = None;
-    for event in Parser::new_ext(body, markdown_options()) {
+    // Through `Markdown`, so the blocks are those the renderer sees, callouts and all.
+    let markdown = Markdown::new(body);
+    for piece in markdown.pieces() {
+        let Piece::Event(event) = piece else {
+            continue;
+        };
         match event {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
                 current = fence_language(&info).map(|language| CodeBlock {

@@ -33,6 +33,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod callout;
 mod catalog;
 mod check;
 mod code;
@@ -54,6 +55,7 @@ mod tree;
 mod versions;
 mod yaml;
 
+pub use callout::{CalloutFinding, CalloutKind, Markdown, Piece, callout_findings};
 pub use catalog::{Catalog, CatalogError, ManifestName, ReadError};
 pub use check::{Diagnostic, Severity};
 pub use code::{CodeBlock, code_blocks, code_key, fence_language};

@@ -1,30 +1,37 @@
 //! A page's markdown as plain text, in dochub's markdown dialect ([`markdown_options`]): what
 //! search scores and cuts excerpts from, for the live tree and the prebuilt index alike.
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Options, Tag, TagEnd};
 
 use dochub_search::{Heading, PageFields, PageTerms};
 
+use crate::callout::{Markdown, Piece};
 use crate::frontmatter::ParsedPage;
 use crate::slug::{IdAllocator, heading_id_text};
 
 /// The markdown dialect of dochub pages, in one place: CommonMark plus tables, footnotes,
-/// strikethrough, task lists and heading attributes (`# Title {#id .class}`).
+/// strikethrough, task lists, heading attributes (`# Title {#id .class}`) and GitHub's alerts
+/// (`> [!NOTE]`). The directive callouts (`:::tip`) are not a parser option: parse a body
+/// through [`Markdown`](crate::Markdown) to get them.
 pub fn markdown_options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_GFM
 }
 
 /// A page's markdown body as plain text, and the text of its headings: text and code kept,
-/// markup, link targets, raw HTML tags and fence markers dropped, whitespace collapsed.
+/// markup, link targets, raw HTML tags, fence and callout markers dropped (a callout's own
+/// title is text), whitespace collapsed.
 ///
 /// ```
 /// let (plain, headings) = dochub_content::plain_text("# Title {#t}\n\nSee [the *docs*](x.md).\n\n```sh\nspin up\n```\n");
 /// assert_eq!(plain, "Title See the docs. spin up");
 /// assert_eq!(headings, "Title");
+/// let (plain, _) = dochub_content::plain_text("> [!NOTE]\n> Read this.\n\n:::tip[Speed tip]\nBuild once.\n:::\n");
+/// assert_eq!(plain, "Read this. Speed tip Build once.");
 /// ```
 pub fn plain_text(markdown: &str) -> (String, String) {
     let body = plain_body(markdown);
@@ -65,7 +72,21 @@ pub fn plain_body(markdown: &str) -> PlainBody {
     let mut headings = String::new();
     let mut in_heading = false;
     let mut marks: Vec<HeadingMark> = Vec::new();
-    for event in Parser::new_ext(markdown, markdown_options()) {
+    let markdown = Markdown::new(markdown);
+    for piece in markdown.pieces() {
+        let event = match piece {
+            Piece::Event(event) => event,
+            Piece::CalloutStart { title, .. } => {
+                plain.push(' ');
+                plain.push_str(title.unwrap_or_default());
+                plain.push(' ');
+                continue;
+            }
+            Piece::CalloutEnd(_) => {
+                plain.push(' ');
+                continue;
+            }
+        };
         if in_heading && let (Some(t), Some(mark)) = (heading_id_text(&event), marks.last_mut()) {
             mark.id_text.push_str(t);
         }

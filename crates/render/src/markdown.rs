@@ -2,10 +2,10 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use dochub_content::{IdAllocator, heading_id_text, is_html_comment as is_comment};
-use pulldown_cmark::{
-    CodeBlockKind, CowStr, Event, HeadingLevel, Options, Parser, Tag, TagEnd, html,
+use dochub_content::{
+    CalloutKind, IdAllocator, Markdown, Piece, heading_id_text, is_html_comment as is_comment,
 };
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, HeadingLevel, Options, Tag, TagEnd, html};
 
 use crate::links::{self, Rewrite};
 
@@ -91,7 +91,8 @@ pub fn render_body_highlighted(
     base: &[&str],
     highlighted: &HashMap<u64, String>,
 ) -> Rendered {
-    let mut events = escape_raw_html(Parser::new_ext(body, options()), base);
+    let markdown = Markdown::new(body);
+    let mut events = escape_raw_html(markdown.pieces(), base);
     if !highlighted.is_empty() {
         events = with_highlighted_code(events, highlighted);
     }
@@ -246,12 +247,37 @@ fn first_paragraph(events: &[Event<'_>]) -> String {
     text
 }
 
-/// Turns raw HTML into text (which the HTML writer escapes), drops comments, and rewrites link
-/// destinations. An HTML block becomes a paragraph of its escaped source.
-fn escape_raw_html<'a>(parser: Parser<'a>, base: &[&str]) -> Vec<Event<'a>> {
+/// The start of a callout: an `<aside>` with its title, escaped (titles are plain text).
+/// `role="note"`: a callout is part of the text around it, not a complementary landmark.
+fn callout_start(kind: CalloutKind, title: Option<&str>) -> String {
+    let mut html = format!(
+        "<aside class=\"callout callout-{}\" role=\"note\">\n<p class=\"callout-title\">",
+        kind.name()
+    );
+    // Writing to a `String` cannot fail.
+    let _ = pulldown_cmark_escape::escape_html(&mut html, title.unwrap_or(kind.title()));
+    html.push_str("</p>\n");
+    html
+}
+
+/// Turns raw HTML into text (which the HTML writer escapes), drops comments, rewrites link
+/// destinations, and writes callouts as `<aside>`s. An HTML block becomes a paragraph of its
+/// escaped source.
+fn escape_raw_html<'a>(pieces: impl Iterator<Item = Piece<'a>>, base: &[&str]) -> Vec<Event<'a>> {
     let mut out = Vec::new();
     let mut block: Option<String> = None;
-    for event in parser {
+    for piece in pieces {
+        let event = match piece {
+            Piece::Event(event) => event,
+            Piece::CalloutStart { kind, title } => {
+                out.push(Event::Html(CowStr::from(callout_start(kind, title))));
+                continue;
+            }
+            Piece::CalloutEnd(_) => {
+                out.push(Event::Html(CowStr::from("</aside>\n")));
+                continue;
+            }
+        };
         match event {
             Event::Start(Tag::HtmlBlock) => block = Some(String::new()),
             Event::End(TagEnd::HtmlBlock) => {
@@ -458,6 +484,84 @@ mod tests {
         assert!(page.html.contains(r##"href="/docs/proj/sub/other#usage""##));
         assert!(page.html.contains(r#"href="/docs/proj/api/raw""#));
         assert!(page.html.contains(r#"href="https://x.org/y.md""#));
+    }
+
+    #[test]
+    fn callouts_render_as_asides() {
+        let page = render(
+            "> [!WARNING]\n> Back up first.\n\n:::tip[Speed tip]\nBuild **once**.\n:::\n\n> plain\n",
+        );
+        assert_eq!(
+            page.html,
+            "<aside class=\"callout callout-warning\" role=\"note\">\n<p class=\"callout-title\">Warning</p>\n\
+             <p>Back up first.</p>\n</aside>\n\
+             <aside class=\"callout callout-tip\" role=\"note\">\n<p class=\"callout-title\">Speed tip</p>\n\
+             <p>Build <strong>once</strong>.</p>\n</aside>\n\
+             <blockquote>\n<p>plain</p>\n</blockquote>\n"
+        );
+        for kind in CalloutKind::ALL {
+            let page = render(&format!(":::{}\nx\n:::\n", kind.name()));
+            let open = format!(
+                "<aside class=\"callout callout-{}\" role=\"note\">\n<p class=\"callout-title\">{}</p>",
+                kind.name(),
+                kind.title()
+            );
+            assert!(page.html.starts_with(&open), "{}", page.html);
+        }
+    }
+
+    #[test]
+    fn callout_markers_never_show() {
+        let page = render(
+            "Intro.\n\n> [!NOTE]\n> Alert text.\n\n:::danger\n- one\n- two\n:::\n\n::: info Custom\nx\n:::\n",
+        );
+        assert!(!page.html.contains("[!"), "{}", page.html);
+        assert!(!page.html.contains(":::"), "{}", page.html);
+        assert_eq!(page.html.matches("<aside").count(), 3);
+        assert_eq!(page.html.matches("</aside>").count(), 3);
+        // The list ends inside its callout.
+        assert!(
+            page.html.contains("<li>two</li>\n</ul>\n</aside>"),
+            "{}",
+            page.html
+        );
+        // A description starting in a callout has its text, not its markers.
+        let page = render("> [!TIP]\n> Start here.\n");
+        assert_eq!(page.first_paragraph, "Start here.");
+        let page = render(":::note[Read me]\nFirst words.\n:::\n");
+        assert_eq!(page.first_paragraph, "First words.");
+    }
+
+    #[test]
+    fn callout_titles_are_escaped() {
+        let page = render(":::tip[<script>alert(1)</script>]\nx\n:::\n");
+        assert!(!page.html.contains("<script"), "{}", page.html);
+        assert!(
+            page.html
+                .contains("<p class=\"callout-title\">&lt;script&gt;alert(1)&lt;/script&gt;</p>"),
+            "{}",
+            page.html
+        );
+        let page = render(":::note[\"quoted\" & <b>]\nx\n:::\n");
+        assert!(
+            page.html
+                .contains(">&quot;quoted&quot; &amp; &lt;b&gt;</p>"),
+            "{}",
+            page.html
+        );
+    }
+
+    #[test]
+    fn directive_text_in_code_and_unknown_kinds_stays() {
+        let page = render("```md\n:::note\nx\n:::\n```\n\n:::foo\ny\n:::\n");
+        assert!(
+            page.html
+                .contains("<pre><code class=\"language-md\">:::note\nx\n:::\n</code></pre>"),
+            "{}",
+            page.html
+        );
+        assert!(page.html.contains("<p>:::foo\ny\n:::</p>"), "{}", page.html);
+        assert!(!page.html.contains("<aside"), "{}", page.html);
     }
 
     #[test]
