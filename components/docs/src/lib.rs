@@ -20,6 +20,8 @@
 //!   or unknown values refuse every request);
 //! - variable `site_url`: the origin the absolute URLs of the sitemap, `/llms.txt` and an
 //!   older version's `<link rel="canonical">` start with (empty: the request's own).
+//! - variable `edit_url`: where each page's "Edit this page" leads, `{path}` standing for the
+//!   page's file relative to the content root (empty: no link).
 
 // `#[http_component]` expands to the canonical-ABI export glue, which is `unsafe` by nature;
 // this file writes none itself.
@@ -52,6 +54,8 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
         // A copied build (`spin up`'s default) is checked once, then remembered.
         source: Source::from_env(Some(Memo::key_value("default"))),
         auth,
+        // Unreadable: no link, which opens nothing.
+        edit_url: variables::get("edit_url").unwrap_or_default(),
     };
     let request = incoming.request();
     let component_route = incoming.header("spin-component-route").unwrap_or_default();

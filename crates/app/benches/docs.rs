@@ -61,6 +61,7 @@ fn main() -> std::io::Result<()> {
             memo: None,
         },
         auth: AuthConfig::new("development", ""),
+        edit_url: String::new(),
     };
     let request = |query| Request {
         method: "GET",

@@ -27,7 +27,10 @@ use dochub_http::{ALLOW_READ as ALLOW, JSON, MARKDOWN, Request, Response, iso860
 use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
-use dochub_content::{Catalog, CatalogError, ManifestName, known_versions, to_json, version_scope};
+use dochub_content::{
+    Catalog, CatalogError, ManifestName, PagePath, is_valid_id, known_versions, raw_url, to_json,
+    version_scope,
+};
 use dochub_index::Source;
 use dochub_search::Within;
 
@@ -191,7 +194,12 @@ fn answer(
         }
         Route::Raw(p, s, page) => match catalog.raw(p, s, page)? {
             Some(bytes) => Response::new(200, MARKDOWN, bytes),
-            None => Response::json_error(404, "Document not found"),
+            None => match moved(catalog, p, s, page)? {
+                Some(new) => {
+                    Response::redirect(301, raw_url(&new.project, &new.subproject, &new.page))
+                }
+                None => Response::json_error(404, "Document not found"),
+            },
         },
         Route::Search => {
             let q = query_param(query, "q").unwrap_or_default();
@@ -228,6 +236,20 @@ fn unknown_version(version: &str, known: &[String]) -> String {
             known.join(", ")
         )
     }
+}
+
+/// Where the page at an address that is no page moved, if one lists it in `redirect_from`
+/// (ids that could name no page are never looked up).
+fn moved(
+    catalog: &dyn Catalog,
+    project: &str,
+    subproject: &str,
+    page: &str,
+) -> Result<Option<PagePath>, CatalogError> {
+    if ![project, subproject, page].into_iter().all(is_valid_id) {
+        return Ok(None);
+    }
+    catalog.redirect(&PagePath::new(project, subproject, page))
 }
 
 /// The health check's database reading.

@@ -83,25 +83,33 @@ pub fn sitemap(config: &SiteConfig, req: &Request<'_>, origin: &str) -> Response
     res.strip_for(req.method)
 }
 
+/// A docs path the sitemap lists, with the date its page last changed (`<lastmod>`) when known.
+type SitePath = (String, Option<String>);
+
 /// Every docs path that answers a page, in reading order: the home, then each project, its
-/// subprojects and their pages (a subproject's `index` page is its own address, listed once).
-/// A project without subprojects and a subproject without pages answer 404: not listed.
-fn site_paths(catalog: &dyn Catalog) -> Result<Vec<String>, CatalogError> {
-    let mut paths = vec!["/docs/".to_owned()];
+/// subprojects and their pages (a subproject's `index` page is its own address, listed once,
+/// with the landing page's date). A project without subprojects and a subproject without
+/// pages answer 404: not listed.
+fn site_paths(catalog: &dyn Catalog) -> Result<Vec<SitePath>, CatalogError> {
+    let mut paths = vec![("/docs/".to_owned(), None)];
     for project in catalog.outline()? {
         if project.subprojects.is_empty() {
             continue;
         }
-        paths.push(project_href(&project.id));
+        paths.push((project_href(&project.id), None));
         for (subproject, _) in &project.subprojects {
             let pages = catalog.pages(&project.id, subproject)?;
             if pages.is_empty() {
                 continue;
             }
-            paths.push(subproject_href(&project.id, subproject));
+            let landing = pages.iter().find(|page| page.id == "index");
+            paths.push((
+                subproject_href(&project.id, subproject),
+                landing.and_then(|page| page.updated.clone()),
+            ));
             for page in pages {
                 if page.id != "index" {
-                    paths.push(page_href(&project.id, subproject, &page.id));
+                    paths.push((page_href(&project.id, subproject, &page.id), page.updated));
                 }
             }
         }
@@ -109,7 +117,7 @@ fn site_paths(catalog: &dyn Catalog) -> Result<Vec<String>, CatalogError> {
     Ok(paths)
 }
 
-fn urlset(origin: &str, paths: &[String]) -> String {
+fn urlset(origin: &str, paths: &[SitePath]) -> String {
     let mut xml = String::with_capacity(120 + paths.len() * (origin.len() + 40));
     xml.push_str(concat!(
         r#"<?xml version="1.0" encoding="UTF-8"?>"#,
@@ -117,11 +125,18 @@ fn urlset(origin: &str, paths: &[String]) -> String {
         r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#,
         "\n"
     ));
-    for path in paths {
+    for (path, updated) in paths {
         xml.push_str("  <url><loc>");
         escape_xml(&mut xml, origin);
         escape_xml(&mut xml, path);
-        xml.push_str("</loc></url>\n");
+        xml.push_str("</loc>");
+        if let Some(date) = updated {
+            // A W3C date, as `updated` and git give it (checked when read).
+            xml.push_str("<lastmod>");
+            escape_xml(&mut xml, date);
+            xml.push_str("</lastmod>");
+        }
+        xml.push_str("</url>\n");
     }
     xml.push_str("</urlset>\n");
     xml

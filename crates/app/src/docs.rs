@@ -15,6 +15,9 @@
 //! | `/<p>/<s>/<page>/` | 301 to `/docs/<p>/<s>/<page>` when it exists |
 //! | `/<p>/<s>/index` | 301 to `/docs/<p>/<s>/` (its raw form stays at `?format=raw`) |
 //!
+//! A page address that is no page, in any of its forms, answers 301 to the page that lists it in
+//! its `redirect_from` (the same form, the query kept), if one does.
+//!
 //! Anything else, and any segment that is not a valid id (`..`, `.hidden`, `_master`,
 //! encoded slashes), is a 404 page in the layout. Methods other than GET and HEAD get a 405
 //! with `Allow`. A page's HTML (and a subproject's landing page) names its markdown twin in a
@@ -31,6 +34,7 @@
 //! let config = SiteConfig {
 //!     source: Source { content_dir: "/no/such/dir".into(), build: BuildMode::Off, memo: None },
 //!     auth: AuthConfig::new("development", ""),
+//!     edit_url: String::new(),
 //! };
 //! let req = Request { method: "GET", path: "", query: "", authorization: None };
 //! let res = handle(&config, &req);
@@ -38,8 +42,8 @@
 //! ```
 
 use dochub_content::{
-    Catalog, CatalogError, ContentError, PageSummary, ReadError, encode_segment, page_body,
-    version_scope,
+    Catalog, CatalogError, ContentError, PagePath, PageSummary, ReadError, encode_segment,
+    llms::twin_url, page_body, version_scope,
 };
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::query_param;
@@ -48,9 +52,9 @@ use dochub_search::{MAX_RESULTS, MIN_QUERY_CHARS, Within};
 use percent_encoding::percent_decode_str;
 
 use dochub_render::{
-    Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, VersionLink,
-    VersionSwitcher, card_page, document_page, not_found_page, page_href, project_href,
-    search_page, subproject_href,
+    Card, LayoutError, Location, Nav, NavItem, NavProject, NavSubproject, PageMeta, VersionLink,
+    VersionSwitcher, card_page, document_page_with, edit_href, not_found_page, page_href,
+    project_href, search_page, subproject_href,
 };
 use dochub_render::{render_body, render_body_highlighted};
 
@@ -73,6 +77,9 @@ pub struct SiteConfig {
     pub source: Source,
     /// Who may read the docs.
     pub auth: AuthConfig,
+    /// The variable `edit_url`: where a page's "Edit this page" leads, `{path}` standing for
+    /// its file relative to the content root ([`dochub_render::edit_href`]); empty: no link.
+    pub edit_url: String,
 }
 
 fn html_response(status: u16, html: String) -> Response {
@@ -283,7 +290,12 @@ fn respond(
         ));
     }
     let (res, warning) = config.source.read(|catalog| {
-        let site = Site { catalog, origin };
+        let site = Site {
+            catalog,
+            origin,
+            edit_url: &config.edit_url,
+            query: req.query,
+        };
         serve(&site, route.clone(), req, markdown)
     })?;
     Ok(res.with_warning(warning))
@@ -362,7 +374,9 @@ fn serve_page(
         // The markdown twin: the file's bytes, as `?format=raw` and `/api/raw` give them.
         return match catalog.raw(project, subproject, id)? {
             Some(bytes) => Ok(Response::new(200, MARKDOWN, bytes)),
-            None => site.missing_page(project, subproject, id),
+            None => site.moved_or_missing(project, subproject, id, |new| {
+                twin_url(&new.project, &new.subproject, &new.page)
+            }),
         };
     }
     if slash {
@@ -377,7 +391,7 @@ fn serve_page(
             );
             return Ok(Response::redirect(301, with_query(href, req.query)));
         }
-        return site.missing_page(project, subproject, page);
+        return site.moved_or_missing(project, subproject, id, href_of);
     }
     let raw = query_param(req.query, "format").as_deref() == Some("raw");
     if page == "index" && !raw && catalog.raw(project, subproject, "index")?.is_some() {
@@ -401,6 +415,10 @@ struct Site<'a> {
     catalog: &'a dyn Catalog,
     /// What absolute URLs start with (`<link rel="canonical">`); empty: they are relative.
     origin: &'a str,
+    /// [`SiteConfig::edit_url`].
+    edit_url: &'a str,
+    /// The request's query string, kept by a redirect to where a page moved.
+    query: &'a str,
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -537,16 +555,45 @@ impl Site<'_> {
         ))
     }
 
+    /// A 301 to where the page `id` moved (a page listing it in `redirect_from`; `to` gives
+    /// the address in the same form, page or markdown twin), the query kept; else the 404.
+    fn moved_or_missing(
+        &self,
+        project: &str,
+        subproject: &str,
+        id: &str,
+        to: impl Fn(&PagePath) -> String,
+    ) -> Result<Response, SiteError> {
+        let old = PagePath::new(project, subproject, id);
+        match self.catalog.redirect(&old)? {
+            Some(new) => Ok(Response::redirect(301, with_query(to(&new), self.query))),
+            None => self.missing_page(project, subproject, id),
+        }
+    }
+
+    /// "Last updated" and "Edit this page" of the page file `path` (relative to the root).
+    fn meta(&self, path: &str, updated: Option<&str>) -> PageMeta {
+        PageMeta {
+            updated: updated.map(str::to_owned),
+            edit_href: edit_href(self.edit_url, path),
+        }
+    }
+
     fn home(&self) -> Result<Response, SiteError> {
         let nav = self.nav(None)?;
         if let Some(page) = self.catalog.master_index()? {
             let rendered = render_body(page.body(), &["_master"]);
-            let html = document_page(
+            let meta = self.meta(
+                "_master/index.md",
+                page.parsed.frontmatter.updated.as_deref(),
+            );
+            let html = document_page_with(
                 &nav,
                 &Location::default(),
                 page.title(),
                 page.summary(),
                 &rendered,
+                &meta,
             )?;
             return Ok(html_response(200, html));
         }
@@ -635,7 +682,18 @@ impl Site<'_> {
             };
             let highlighted = self.catalog.highlighted_code(landing)?;
             let rendered = render_body_highlighted(&body, &[project, subproject], &highlighted);
-            let html = document_page(&nav, &here, &landing.title, &landing.summary, &rendered)?;
+            let meta = self.meta(
+                &format!("{project}/{subproject}/index.md"),
+                landing.updated.as_deref(),
+            );
+            let html = document_page_with(
+                &nav,
+                &here,
+                &landing.title,
+                &landing.summary,
+                &rendered,
+                &meta,
+            )?;
             return Ok(with_twin(html_response(200, html), &here).with_header("vary", "Accept"));
         }
         let cards: Vec<Card> = pages
@@ -666,13 +724,13 @@ impl Site<'_> {
         if raw {
             return match self.catalog.raw(project, subproject, id)? {
                 Some(bytes) => Ok(Response::new(200, MARKDOWN, bytes)),
-                None => self.missing_page(project, subproject, id),
+                None => self.moved_or_missing(project, subproject, id, href_of),
             };
         }
         // The sidebar lists the subproject's pages by title; the page itself is one of them.
         let pages = self.catalog.pages(project, subproject)?;
         let Some(page) = self.catalog.find_page(&pages, project, subproject, id)? else {
-            return self.missing_page(project, subproject, id);
+            return self.moved_or_missing(project, subproject, id, href_of);
         };
         let (_, body) = self.body(project, subproject, page)?;
         let mut nav = self.nav(Some((project, subproject, &pages)))?;
@@ -687,7 +745,11 @@ impl Site<'_> {
         };
         let highlighted = self.catalog.highlighted_code(page)?;
         let rendered = render_body_highlighted(&body, &[project, subproject], &highlighted);
-        let html = document_page(&nav, &here, &page.title, &page.summary, &rendered)?;
+        let meta = self.meta(
+            &format!("{project}/{subproject}/{id}.md"),
+            page.updated.as_deref(),
+        );
+        let html = document_page_with(&nav, &here, &page.title, &page.summary, &rendered, &meta)?;
         Ok(with_twin(html_response(200, html), &here))
     }
 
@@ -751,6 +813,11 @@ fn with_twin(res: Response, here: &Location) -> Response {
         ),
         None => res,
     }
+}
+
+/// The docs address of a page.
+fn href_of(page: &PagePath) -> String {
+    page_href(&page.project, &page.subproject, &page.page)
 }
 
 /// A subproject's pages for the sidebar: the landing page (`index`) first, then by id.

@@ -44,6 +44,7 @@ fn config(content: &Path, build: BuildMode, environment: &str, tokens: &str) -> 
             memo: None,
         },
         auth: AuthConfig::new(environment, tokens),
+        edit_url: String::new(),
     }
 }
 

@@ -50,6 +50,7 @@ fn config(dir: &Path) -> SiteConfig {
             memo: None,
         },
         auth: AuthConfig::new("development", ""),
+        edit_url: String::new(),
     }
 }
 
@@ -376,6 +377,7 @@ fn production_needs_a_token() {
             memo: None,
         },
         auth: AuthConfig::new("production", &token_digest("letmein")),
+        edit_url: String::new(),
     };
     let res = request(&config, "GET", "/", None);
     assert_eq!(res.status, 401);
@@ -720,6 +722,7 @@ fn code_is_highlighted_from_the_build_and_plain_without_it() {
             memo: None,
         },
         auth: AuthConfig::new("development", ""),
+        edit_url: String::new(),
     };
     let html = body(&request(&prebuilt, "GET", "/p/s/code", None));
     assert!(

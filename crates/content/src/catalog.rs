@@ -13,6 +13,7 @@ use crate::llms::{FullText, Outline, OutlineProject, OutlineSubproject, SiteIntr
 use crate::manifest::to_json;
 use crate::model::Page;
 use crate::model::{PageSource, PageSummary, Project, ProjectOutline, SubprojectSummary};
+use crate::redirect::PagePath;
 use crate::report::Report;
 use crate::search::TreeScan;
 use crate::tree::ContentRoot;
@@ -165,6 +166,12 @@ pub trait Catalog {
         page: &str,
     ) -> Result<Option<Vec<u8>>, CatalogError> {
         Ok(self.root().raw(project, subproject, page)?)
+    }
+
+    /// The page whose `redirect_from` lists `old`, an address that is no page (see
+    /// [`crate::redirect`]). The live tree reads every page for it; the index keeps a table.
+    fn redirect(&self, old: &PagePath) -> Result<Option<PagePath>, CatalogError> {
+        Ok(self.root().find_redirect(old)?)
     }
 
     /// `_master/index.md`, if present.

@@ -2,7 +2,7 @@
 //! around (broken or missing frontmatter, `_subproject.yaml` errors, references
 //! to nothing, pages no route can reach) reported with the file and line it is in.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
@@ -102,6 +102,7 @@ impl ContentRoot {
                 pages.extend(self.pages(&p.id, &s.id)?);
             }
         }
+        check_redirects(&pages, &mut out);
         for page in &pages {
             let path = format!("{}.md", page.path());
             let size = std::fs::metadata(self.path().join(&path)).map_or(0, |m| m.len());
@@ -404,6 +405,20 @@ fn check_page(page: &Page, targets: &BTreeSet<String>, out: &mut Vec<Diagnostic>
         let line = line_of(&text, key).unwrap_or(1);
         push(line, Severity::Warning, w.clone());
     }
+    for e in &fm.field_errors {
+        let key = if e.starts_with("`updated`") {
+            "updated:"
+        } else {
+            "redirect_from:"
+        };
+        // A bad entry is pointed at on its own line when it can be found.
+        let entry = e.split('`').nth(3).filter(|_| key == "redirect_from:");
+        let line = entry
+            .and_then(|entry| frontmatter_line(&text, entry))
+            .or_else(|| line_of(&text, key))
+            .unwrap_or(1);
+        push(line, Severity::Error, e.clone());
+    }
     if std::str::from_utf8(&page.raw).is_err() {
         push(
             1,
@@ -457,6 +472,58 @@ fn check_page(page: &Page, targets: &BTreeSet<String>, out: &mut Vec<Diagnostic>
     for (line, message) in crate::callout_findings(body) {
         push(before + line, Severity::Warning, message);
     }
+}
+
+/// What `redirect_from` makes wrong across pages: an old path that is a page (the page is
+/// served, the redirect never), and an old path two pages claim (the first in path order wins).
+fn check_redirects(pages: &[Page], out: &mut Vec<Diagnostic>) {
+    let existing: BTreeSet<String> = pages.iter().map(Page::path).collect();
+    let mut claims: BTreeMap<String, Vec<&Page>> = BTreeMap::new();
+    for page in pages {
+        let listed: BTreeSet<String> = page
+            .parsed
+            .frontmatter
+            .redirect_from
+            .iter()
+            .map(crate::PagePath::joined)
+            .collect();
+        for old in listed {
+            claims.entry(old).or_default().push(page);
+        }
+    }
+    for (old, claimers) in claims {
+        for page in &claimers {
+            let path = format!("{}.md", page.path());
+            let text = String::from_utf8_lossy(&page.raw);
+            let line = frontmatter_line(&text, &old)
+                .or_else(|| line_of(&text, "redirect_from:"))
+                .unwrap_or(1);
+            let message = if existing.contains(&old) {
+                format!(
+                    "`redirect_from`: `{old}` is an existing page; the page is served there and this redirect never is"
+                )
+            } else if claimers.len() > 1 {
+                let mut all: Vec<String> = claimers.iter().map(|p| p.path()).collect();
+                all.sort();
+                format!(
+                    "`redirect_from`: `{old}` is claimed by {} pages ({}); `{}` gets the redirect",
+                    all.len(),
+                    all.join(", "),
+                    all[0]
+                )
+            } else {
+                continue;
+            };
+            out.push(Diagnostic::at(path, line, Severity::Error, message));
+        }
+    }
+}
+
+/// The 1-based number of the first frontmatter line (after the opening `---`) holding
+/// `needle`.
+fn frontmatter_line(text: &str, needle: &str) -> Option<usize> {
+    let yaml = frontmatter_yaml(text)?;
+    line_of(yaml, needle).map(|l| l + 1)
 }
 
 /// The YAML between a page's opening `---` line and the next `---`/`...` line.

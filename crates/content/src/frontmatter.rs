@@ -40,10 +40,20 @@ pub struct Frontmatter {
     /// `llms: optional`: the page is low priority for agents (listed under `## Optional` in
     /// `/llms.txt`, see [`crate::llms`]).
     pub llms_optional: bool,
+    /// `updated`, when it is a date `YYYY-MM-DD` ([`crate::is_date`]): when the page last
+    /// changed, shown on it and in the sitemap.
+    pub updated: Option<String>,
+    /// `redirect_from`: the page's old paths that are well formed, at most
+    /// [`crate::MAX_REDIRECTS`] (see [`crate::redirect`]).
+    pub redirect_from: Vec<crate::PagePath>,
     /// Why the block could not be parsed (then all fields are empty).
     pub error: Option<String>,
     /// Problems with single fields that did not stop parsing (for `dochub check`).
     pub warnings: Vec<String>,
+    /// Fields that are wrong, not merely odd: an `updated` that is no date, a malformed or
+    /// surplus `redirect_from` entry (`dochub check` reports them as errors). Each message
+    /// starts with the field's name in backticks.
+    pub field_errors: Vec<String>,
 }
 
 /// A page's text split into frontmatter and body, with the displayed fields resolved.
@@ -215,7 +225,62 @@ fn read_frontmatter(yaml: &str) -> Frontmatter {
     if let Some(refs) = value.get("references") {
         read_references(refs, &mut fm);
     }
+    read_updated(&value, &mut fm);
+    if let Some(old) = value.get("redirect_from") {
+        read_redirects(old, &mut fm);
+    }
     fm
+}
+
+fn read_updated(value: &serde_json::Value, fm: &mut Frontmatter) {
+    match value.get("updated") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::String(date)) if crate::is_date(date.trim()) => {
+            fm.updated = Some(date.trim().to_owned());
+        }
+        Some(other) => fm.field_errors.push(format!(
+            "`updated` is {}, not a date `YYYY-MM-DD`; the page shows no date",
+            match other {
+                serde_json::Value::String(s) => format!("`{s}`"),
+                other => format!("`{other}`"),
+            }
+        )),
+    }
+}
+
+fn read_redirects(old: &serde_json::Value, fm: &mut Frontmatter) {
+    use crate::redirect::{MAX_REDIRECTS, PagePath};
+    let items = match old {
+        serde_json::Value::Null => return,
+        // One path on its own is a list of one.
+        serde_json::Value::String(_) => std::slice::from_ref(old),
+        serde_json::Value::Array(items) => items.as_slice(),
+        _ => {
+            fm.field_errors.push(
+                "`redirect_from` is not a list of `<project>/<subproject>/<page>` paths; it is ignored"
+                    .into(),
+            );
+            return;
+        }
+    };
+    if items.len() > MAX_REDIRECTS {
+        fm.field_errors.push(format!(
+            "`redirect_from` lists {} paths, over the limit of {MAX_REDIRECTS}; only the first {MAX_REDIRECTS} redirect",
+            items.len()
+        ));
+    }
+    for item in items.iter().take(MAX_REDIRECTS) {
+        let parsed = match item {
+            serde_json::Value::String(entry) => PagePath::parse(entry.trim()),
+            other => Err(format!("`{other}` is not a page path")),
+        };
+        match parsed {
+            Ok(path) => fm.redirect_from.push(path),
+            Err(why) => fm
+                .field_errors
+                .push(format!("`redirect_from`: {why}; it is ignored")),
+        }
+    }
 }
 
 fn read_references(refs: &serde_json::Value, fm: &mut Frontmatter) {

@@ -47,6 +47,7 @@ pub mod llms;
 mod manifest;
 mod model;
 mod plain;
+pub mod redirect;
 mod report;
 mod search;
 mod segment;
@@ -73,6 +74,7 @@ pub use model::{
     SubprojectSummary, reading_order,
 };
 pub use plain::{PlainBody, markdown_options, page_analysis, page_terms, plain_body, plain_text};
+pub use redirect::{MAX_REDIRECTS, PagePath, is_date};
 pub use report::{Report, is_report_name};
 pub use search::TreeScan;
 pub use segment::{MAX_ID_BYTES, is_valid_id};

@@ -210,6 +210,9 @@ pub struct PageSummary {
     pub summary: String,
     /// Frontmatter `llms: optional`.
     pub optional: bool,
+    /// When the page last changed, `YYYY-MM-DD`: its frontmatter's `updated`, else (in the
+    /// prebuilt index) the date of the last git commit that touched it.
+    pub updated: Option<String>,
     /// Where the page's bytes come from.
     pub source: PageSource,
 }
@@ -239,6 +242,7 @@ impl PageSummary {
             title: page.parsed.title,
             summary: page.parsed.summary,
             optional: page.parsed.frontmatter.llms_optional,
+            updated: page.parsed.frontmatter.updated,
             source: PageSource::Tree,
         }
     }

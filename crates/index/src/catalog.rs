@@ -9,8 +9,8 @@ use crate::{Checked, Index, IndexError, Memo, Scope};
 
 use dochub_content::llms::{FullText, Outline, OutlineProject, OutlineSubproject};
 use dochub_content::{
-    Catalog, CatalogError, ManifestName, PageSource, PageSummary, ProjectOutline, ReadError,
-    SubprojectSummary,
+    Catalog, CatalogError, ManifestName, PagePath, PageSource, PageSummary, ProjectOutline,
+    ReadError, SubprojectSummary,
 };
 use dochub_content::{ContentRoot, Project};
 use dochub_search::{SearchResults, Within};
@@ -197,6 +197,7 @@ impl Catalog for IndexCatalog<'_> {
                 title: p.title,
                 summary: p.summary,
                 optional: p.optional,
+                updated: p.updated,
                 source: PageSource::Recorded {
                     size: p.size,
                     hash: p.hash,
@@ -250,6 +251,26 @@ impl Catalog for IndexCatalog<'_> {
             PageSource::Recorded { number, .. } => self.index()?.highlighted(number),
             PageSource::Tree => Ok(std::collections::HashMap::new()),
         }
+    }
+
+    /// From the build's table, while no folder changed (a page may have gained or lost an
+    /// old path) and the page it leads to is still there.
+    fn redirect(&self, old: &PagePath) -> Result<Option<PagePath>, CatalogError> {
+        let index = self.current(Scope::Everything)?;
+        let Some(new) = index.redirect(old)? else {
+            return Ok(None);
+        };
+        if self
+            .root
+            .raw(&new.project, &new.subproject, &new.page)?
+            .is_none()
+        {
+            return Err(CatalogError::Stale(format!(
+                "`{}` was removed",
+                new.joined()
+            )));
+        }
+        Ok(Some(new))
     }
 
     fn search_within(&self, query: &str, within: &Within) -> Result<SearchResults, CatalogError> {

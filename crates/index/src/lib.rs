@@ -67,6 +67,7 @@ mod code;
 mod error;
 mod format;
 mod full;
+mod git;
 #[cfg(feature = "spin")]
 mod kv;
 mod search;
@@ -83,7 +84,7 @@ use serde::{Deserialize, Serialize};
 
 use dochub_content::fsio::{Kind, list, mtime_ns, read_file};
 use dochub_content::{
-    CatalogError, ContentError, ContentRoot, Project, REPORTS_DIR, SubprojectSummary,
+    CatalogError, ContentError, ContentRoot, PagePath, Project, REPORTS_DIR, SubprojectSummary,
     page_analysis, page_text, parse_page, reading_order,
 };
 use dochub_search::{CorpusStats, FieldCounts, RankedQuery, SearchResults, Within, fold};
@@ -94,7 +95,7 @@ use search::IndexSearch;
 /// Folder of the index inside the build directory.
 pub const INDEX_DIR: &str = "index";
 /// The index format this code reads and writes; any other is treated as stale.
-pub const FORMAT: u32 = 9;
+pub const FORMAT: u32 = 10;
 
 const NAV_FILE: &str = "nav.bin";
 /// Where format 2 and earlier kept the navigation file (JSON, with a `format` field).
@@ -109,6 +110,7 @@ const PAGES_FILE: &str = "pages.bin";
 const CODE_FILE: &str = "code.bin";
 const TERMS_FILE: &str = "terms.bin";
 const IMPACTS_FILE: &str = "impacts.bin";
+const REDIRECTS_FILE: &str = "redirects.bin";
 
 /// What the build recorded about one folder of the content tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,6 +183,9 @@ pub struct IndexedPage {
     /// Its frontmatter's `order`: a subproject's pages are kept in
     /// [`dochub_content::reading_order`].
     pub order: Option<i64>,
+    /// When it last changed, `YYYY-MM-DD`: its frontmatter's `updated`, else the date of the
+    /// last git commit that touched its file when the build ran in a git work tree.
+    pub updated: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -191,6 +196,14 @@ struct NavFile {
     pages: u32,
     root: DirRecord,
     projects: Vec<IndexedProject>,
+}
+
+/// `redirects.bin`: every old path a page's `redirect_from` lists that is no page, with the
+/// page it leads to (the first in path order that claims it), sorted by old path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RedirectsFile {
+    build_id: u64,
+    redirects: Vec<(String, PagePath)>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -502,6 +515,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Index
         lengths,
         stats,
         code,
+        redirects,
     } = scan_pages(root, &numbers)?;
     for s in projects.iter_mut().flat_map(|p| &mut p.subprojects) {
         let numbers = sub_pages.get(s.number as usize).into_iter().flatten();
@@ -542,6 +556,11 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Index
     write_atomic(&dir.join(GRAMS_FILE), &grams.finish(build_id))?;
     write_atomic(&dir.join(PAGES_FILE), &pages.finish(build_id))?;
     write_atomic(&dir.join(CODE_FILE), &code.finish(build_id))?;
+    let redirects = RedirectsFile {
+        build_id,
+        redirects,
+    };
+    write_atomic(&dir.join(REDIRECTS_FILE), &encode(&redirects)?)?;
     for (n, mut pages) in sub_pages.into_iter().enumerate() {
         pages.sort_by(|a, b| reading_order((a.order, &a.title, &a.id), (b.order, &b.title, &b.id)));
         let sub = SubFile { build_id, pages };
@@ -625,6 +644,8 @@ struct PageScan {
     stats: CorpusStats,
     /// Each page's highlighted code blocks, by page number.
     code: code::CodeWriter,
+    /// Old path -> the page that claims it first, sorted, without old paths that are pages.
+    redirects: Vec<(String, PagePath)>,
 }
 
 /// Each fenced code block of `body` that a grammar knows, highlighted: `(key, html)`.
@@ -656,7 +677,11 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, IndexEr
         lengths: Vec::with_capacity(paths.len()),
         stats: CorpusStats::default(),
         code: code::CodeWriter::default(),
+        redirects: Vec::new(),
     };
+    // Pages without `updated` get their last commit's date (none outside a git work tree).
+    let commit_dates = git::last_commit_dates(root.path());
+    let mut claims: std::collections::BTreeMap<String, PagePath> = Default::default();
     #[cfg(feature = "highlight")]
     let highlighter = dochub_highlight::Highlighter::new();
     for (p, s, id) in &paths {
@@ -711,9 +736,29 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, IndexEr
             hash: page_hash,
             optional: parsed.frontmatter.llms_optional,
             order: parsed.frontmatter.order,
+            updated: parsed
+                .frontmatter
+                .updated
+                .clone()
+                .or_else(|| commit_dates.get(&format!("{p}/{s}/{id}.md")).cloned()),
         });
+        // In path order, so the first page to claim an old path keeps it.
+        for old in &parsed.frontmatter.redirect_from {
+            claims
+                .entry(old.joined())
+                .or_insert_with(|| PagePath::new(p, s, id));
+        }
         scan.count += 1;
     }
+    // A page at an old path is served there: its address is never redirected.
+    let pages: std::collections::HashSet<String> = paths
+        .iter()
+        .map(|(p, s, id)| format!("{p}/{s}/{id}"))
+        .collect();
+    scan.redirects = claims
+        .into_iter()
+        .filter(|(old, _)| !pages.contains(old))
+        .collect();
     Ok(scan)
 }
 
@@ -847,6 +892,28 @@ impl Index {
             return Err(rebuilding());
         }
         Ok(sub.pages)
+    }
+
+    /// The page an old path leads to, from the table of `redirect_from`s (one small file
+    /// read, binary searched). A missing table is [`CatalogError::Stale`].
+    pub fn redirect(&self, old: &PagePath) -> Result<Option<PagePath>, CatalogError> {
+        let path = self.dir.join(REDIRECTS_FILE);
+        let Some(bytes) = read_file(&path)? else {
+            return Err(CatalogError::Stale(format!(
+                "`{}` is missing",
+                path.display()
+            )));
+        };
+        let table: RedirectsFile = decode(&bytes, &path)?;
+        if table.build_id != self.nav.build_id {
+            return Err(rebuilding());
+        }
+        let old = old.joined();
+        Ok(table
+            .redirects
+            .binary_search_by(|(from, _)| from.as_str().cmp(&old))
+            .ok()
+            .map(|at| table.redirects[at].1.clone()))
     }
 
     /// Page `number`'s highlighted code blocks, by [`dochub_content::code_key`] (empty when

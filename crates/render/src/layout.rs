@@ -290,6 +290,8 @@ enum Main<'a> {
         /// Shown as the page's h1 when the markdown has none.
         heading: Option<&'a str>,
         html: &'a str,
+        /// "Last updated" and "Edit this page", under the text.
+        meta: &'a PageMeta,
     },
     Cards {
         heading: &'a str,
@@ -502,6 +504,67 @@ fn render(nav: &Nav, frame: Frame<'_>, main: Main<'_>) -> Result<String, LayoutE
     Ok(page.render()?)
 }
 
+/// What a document page says about itself under its text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageMeta {
+    /// When the page last changed, `YYYY-MM-DD`: shown as "Last updated" in a
+    /// `<time datetime>`.
+    pub updated: Option<String>,
+    /// Where "Edit this page" leads (see [`edit_href`]); `None`: no link.
+    pub edit_href: Option<String>,
+}
+
+impl PageMeta {
+    /// The date as readers see it, `4 March 2026` (the `datetime` keeps `2026-03-04`).
+    fn updated_label(&self) -> Option<String> {
+        let date = self.updated.as_deref()?;
+        const MONTHS: [&str; 12] = [
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ];
+        let mut parts = date.splitn(3, '-');
+        let (year, month, day) = (parts.next()?, parts.next()?, parts.next()?);
+        let month = MONTHS.get(month.parse::<usize>().ok()?.checked_sub(1)?)?;
+        let day = day.parse::<u32>().ok()?;
+        Some(format!("{day} {month} {year}"))
+    }
+}
+
+/// The "Edit this page" URL of the page file `path` (relative to the content root, e.g.
+/// `spin/v4/build.md`) from the `edit_url` template: `{path}` replaced by the path, each
+/// segment percent-encoded. An empty template gives no link, and so does one that is not an
+/// `http://` or `https://` URL (a `javascript:` link must never reach the page).
+///
+/// ```
+/// use dochub_render::edit_href;
+/// let template = "https://github.com/o/r/edit/main/content/{path}";
+/// assert_eq!(
+///     edit_href(template, "p/s/a b.md").as_deref(),
+///     Some("https://github.com/o/r/edit/main/content/p/s/a%20b.md")
+/// );
+/// assert_eq!(edit_href("", "p/s/a.md"), None);
+/// assert_eq!(edit_href("javascript:alert(1)//{path}", "p/s/a.md"), None);
+/// ```
+pub fn edit_href(template: &str, path: &str) -> Option<String> {
+    let template = template.trim();
+    let scheme = template.get(..8).unwrap_or(template).to_ascii_lowercase();
+    if !(scheme.starts_with("https://") || scheme.starts_with("http://")) {
+        return None;
+    }
+    let encoded: Vec<String> = path.split('/').map(encode_segment).collect();
+    Some(template.replace("{path}", &encoded.join("/")))
+}
+
 /// A markdown page in the full layout, with its "On this page" outline.
 ///
 /// `title` names the page in `<title>` and the breadcrumbs (and becomes its h1 when the
@@ -525,9 +588,23 @@ pub fn document_page(
     summary: &str,
     rendered: &Rendered,
 ) -> Result<String, LayoutError> {
+    document_page_with(nav, here, title, summary, rendered, &PageMeta::default())
+}
+
+/// [`document_page`] with what the page says about itself under its text: when it was last
+/// updated and where to edit it.
+pub fn document_page_with(
+    nav: &Nav,
+    here: &Location,
+    title: &str,
+    summary: &str,
+    rendered: &Rendered,
+    meta: &PageMeta,
+) -> Result<String, LayoutError> {
     let main = Main::Document {
         heading: rendered.h1.is_none().then_some(title),
         html: &rendered.html,
+        meta,
     };
     let description = if summary.trim().is_empty() {
         rendered.first_paragraph.as_str()

@@ -42,8 +42,9 @@ mod markdown;
 pub use highlight::{Segment, highlight};
 pub use layout::{
     Card, LayoutError, Location, MAX_SIDEBAR_PAGES, Nav, NavItem, NavProject, NavSubproject,
-    VersionLink, VersionSwitcher, card_page, document_page, markdown_href, not_found_page,
-    page_href, project_href, search_page, subproject_href,
+    PageMeta, VersionLink, VersionSwitcher, card_page, document_page, document_page_with,
+    edit_href, markdown_href, not_found_page, page_href, project_href, search_page,
+    subproject_href,
 };
 pub use markdown::{
     Rendered, TocEntry, options, render_body, render_body_highlighted, render_markdown,
