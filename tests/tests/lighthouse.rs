@@ -1,5 +1,6 @@
 //! Lighthouse, the audit readers' browsers run, on the pages a reader meets first: a docs page
-//! (code, a table, the outline, previous / next), a search page and the overview landing page,
+//! (code, a table, the outline, previous / next), a search page, the overview landing page and
+//! an older version's page (switcher, notice, canonical link, callouts),
 //! each in light and in dark mode, under the host, over HTTP. Every category (performance,
 //! accessibility, best practices, SEO) must score 100. Performance is timed, so an audit that
 //! misses it alone is repeated (at most three attempts, printed); the others must pass at once.
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use dochub_tests::browser::in_ci;
-use dochub_tests::{TestApp, repo_root};
+use dochub_tests::{TestApp, fixture, repo_root};
 use serde_json::Value as Json;
 
 const CATEGORIES: [&str; 4] = ["performance", "accessibility", "best-practices", "seo"];
@@ -54,10 +55,21 @@ async fn every_category_scores_100_in_light_and_dark() {
     };
     // The bundled docs, with the build `spin build` writes, as a new user runs them.
     let app = TestApp::builder().start().await.expect("app starts");
+    // An older version's page with callouts, from a fixture tree: the bundled docs have no
+    // versions of their own to show. Its canonical link names the latest on the same origin.
+    let versions = tempfile::tempdir().expect("temp dir");
+    copy_tree(&fixture("versions"), versions.path());
+    std::fs::create_dir_all(versions.path().join("_overviews")).expect("mkdir");
+    let versioned = TestApp::builder()
+        .content(versions.path())
+        .start()
+        .await
+        .expect("app starts");
     let urls = [
         app.url("/docs/dochub/content/frontmatter"),
         app.url("/docs/search?q=order"),
         app.url("/overview/"),
+        versioned.url("/docs/spin/v1/install"),
     ];
     let urls_for_node = urls.clone();
     let out = tokio::task::spawn_blocking(move || {
@@ -107,4 +119,18 @@ async fn every_category_scores_100_in_light_and_dark() {
     }
     assert!(below.is_empty(), "below 100:\n{}", below.join("\n"));
     app.stop().await;
+    versioned.stop().await;
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
 }

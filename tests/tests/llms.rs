@@ -862,3 +862,56 @@ async fn the_reference_parser_reads_the_links_to_the_parts() {
     );
     app.stop().await;
 }
+
+/// A versioned project (`tests/fixtures/versions`: `spin` lists `[v2, v1]`): its section holds
+/// the latest version and the FAQ; v1, its landing page and its pages, is under `## Optional`,
+/// as the reference parser reads it, on the tree and on a build alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn older_versions_are_optional_in_llms_txt() {
+    let content = tempfile::tempdir().expect("temp dir");
+    copy_tree(&fixture("versions"), content.path());
+    std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");
+    let build = tempfile::tempdir().expect("build dir");
+    let (prebuilt, live) = prebuilt_and_live(content.path(), build.path(), false).await;
+    let text = get(&live, "/llms.txt").await.text();
+    assert_eq!(get(&prebuilt, "/llms.txt").await.text(), text);
+    let twin = |path: &str| format!("{SITE_URL}/docs/{path}.md");
+    let spin = region_of(&text, "## Spin\n");
+    for path in ["spin/v2/install", "spin/v2/triggers", "spin/faq/questions"] {
+        assert!(spin.contains(&twin(path)), "{path} in {spin}");
+    }
+    assert!(!spin.contains("/docs/spin/v1/"), "{spin}");
+    let optional = region_of(&text, "## Optional\n");
+    assert!(
+        optional.contains(&format!(
+            "- [Spin Spin 1 (an older version)]({SITE_URL}/docs/spin/v1/): The previous release."
+        )),
+        "{optional}"
+    );
+    for path in ["spin/v1/install", "spin/v1/templates", "spin/v1/index"] {
+        assert!(optional.contains(&twin(path)), "{path} in {optional}");
+    }
+    let Some(json) = reference("parse", &text) else {
+        return;
+    };
+    let (_, _, _, sections) = parsed(&json);
+    let urls = |name: &str| -> Vec<String> {
+        sections
+            .iter()
+            .find(|(section, _)| section == name)
+            .map(|(_, links)| links.iter().map(|l| l[1].clone()).collect())
+            .unwrap_or_else(|| panic!("no section {name}: {sections:?}"))
+    };
+    assert!(urls("Spin").contains(&twin("spin/v2/install")));
+    assert!(!urls("Spin").iter().any(|u| u.contains("/spin/v1/")));
+    assert!(urls("Optional").contains(&twin("spin/v1/templates")));
+}
+
+/// From `heading` to the next `## ` heading.
+fn region_of<'a>(text: &'a str, heading: &str) -> &'a str {
+    let from = text
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading:?} in {text}"));
+    let rest = &text[from + heading.len()..];
+    &rest[..rest.find("\n## ").unwrap_or(rest.len())]
+}
