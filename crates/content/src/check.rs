@@ -414,7 +414,7 @@ fn check_page(page: &Page, targets: &BTreeSet<String>, out: &mut Vec<Diagnostic>
         // A bad entry is pointed at on its own line when it can be found.
         let entry = e.split('`').nth(3).filter(|_| key == "redirect_from:");
         let line = entry
-            .and_then(|entry| frontmatter_line(&text, entry))
+            .and_then(|entry| entry_line(&text, entry))
             .or_else(|| line_of(&text, key))
             .unwrap_or(1);
         push(line, Severity::Error, e.clone());
@@ -495,7 +495,7 @@ fn check_redirects(pages: &[Page], out: &mut Vec<Diagnostic>) {
         for page in &claimers {
             let path = format!("{}.md", page.path());
             let text = String::from_utf8_lossy(&page.raw);
-            let line = frontmatter_line(&text, &old)
+            let line = entry_line(&text, &old)
                 .or_else(|| line_of(&text, "redirect_from:"))
                 .unwrap_or(1);
             let message = if existing.contains(&old) {
@@ -519,11 +519,16 @@ fn check_redirects(pages: &[Page], out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The 1-based number of the first frontmatter line (after the opening `---`) holding
-/// `needle`.
-fn frontmatter_line(text: &str, needle: &str) -> Option<usize> {
+/// The 1-based number of the frontmatter line that lists `entry` as a block list item
+/// (`- entry`, quoted or not); `None` when it is written otherwise (`[a, b]`).
+fn entry_line(text: &str, entry: &str) -> Option<usize> {
     let yaml = frontmatter_yaml(text)?;
-    line_of(yaml, needle).map(|l| l + 1)
+    yaml.lines()
+        .position(|line| {
+            let item = line.trim().strip_prefix('-').unwrap_or("").trim();
+            item.trim_matches(['"', '\'']) == entry
+        })
+        .map(|i| i + 2)
 }
 
 /// The YAML between a page's opening `---` line and the next `---`/`...` line.
