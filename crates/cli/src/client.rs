@@ -11,7 +11,7 @@ use reqwest::{Method, StatusCode};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ssh::SshTunnel;
+use crate::ssh::{SshError, SshTunnel};
 
 /// How long one request may take; Spin hosts stop a request after about 30 s.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(35);
@@ -67,7 +67,7 @@ pub enum ClientError {
     BadPath(String),
     /// The SSH tunnel could not be opened.
     #[error("ssh: {0}")]
-    Ssh(String),
+    Ssh(#[from] SshError),
 }
 
 /// Where requests go.

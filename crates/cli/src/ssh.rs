@@ -17,7 +17,11 @@ use std::time::{Duration, Instant};
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
-use crate::client::ClientError;
+/// Why the tunnel could not be opened: its own error, so that the client depends on the tunnel
+/// and not the other way round.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SshError(String);
 
 /// How long `ssh` may take to log in and open the forward.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -56,22 +60,22 @@ struct Connection {
 impl SshTunnel {
     /// A tunnel through `host` to `hub_url` (its host and port as the far side reaches them).
     /// Nothing is started until the first request.
-    pub fn new(host: &str, options: Vec<String>, hub_url: &str) -> Result<SshTunnel, ClientError> {
+    pub fn new(host: &str, options: Vec<String>, hub_url: &str) -> Result<SshTunnel, SshError> {
         if host.is_empty() || host.starts_with('-') {
-            return Err(ClientError::Ssh(format!(
+            return Err(SshError(format!(
                 "`{host}` is not an SSH destination"
             )));
         }
         let url = reqwest::Url::parse(hub_url)
-            .map_err(|e| ClientError::Ssh(format!("invalid hub URL `{hub_url}`: {e}")))?;
+            .map_err(|e| SshError(format!("invalid hub URL `{hub_url}`: {e}")))?;
         if url.scheme() != "http" {
-            return Err(ClientError::Ssh(format!(
+            return Err(SshError(format!(
                 "the hub URL behind --ssh must be http:// (the tunnel carries plain HTTP to the hub's local address), not `{hub_url}`"
             )));
         }
         let remote_host = url
             .host_str()
-            .ok_or_else(|| ClientError::Ssh(format!("the hub URL `{hub_url}` has no host")))?;
+            .ok_or_else(|| SshError(format!("the hub URL `{hub_url}` has no host")))?;
         let port = url.port_or_known_default().unwrap_or(80);
         Ok(SshTunnel {
             host: host.to_owned(),
@@ -86,7 +90,7 @@ impl SshTunnel {
     }
 
     /// The base URL of the local end, connecting first if there is no live connection.
-    pub async fn base_url(&self) -> Result<String, ClientError> {
+    pub async fn base_url(&self) -> Result<String, SshError> {
         let mut state = self.state.lock().await;
         if let Some(c) = state.as_mut()
             && matches!(c.child.try_wait(), Ok(None))
@@ -100,7 +104,7 @@ impl SshTunnel {
     }
 
     /// Drops the current connection (a request through it just failed: `why`) and opens a new one.
-    pub async fn reconnect(&self, why: &str) -> Result<String, ClientError> {
+    pub async fn reconnect(&self, why: &str) -> Result<String, SshError> {
         let mut state = self.state.lock().await;
         if let Some(mut old) = state.take() {
             let _ = old.child.kill().await;
@@ -108,7 +112,7 @@ impl SshTunnel {
         let c = self
             .connect()
             .await
-            .map_err(|e| ClientError::Ssh(format!("{e} (reconnecting after: {why})")))?;
+            .map_err(|e| SshError(format!("{e} (reconnecting after: {why})")))?;
         let url = self.url(c.port);
         *state = Some(c);
         Ok(url)
@@ -120,15 +124,15 @@ impl SshTunnel {
 
     /// Starts `ssh` on a free local port and waits until the forward accepts connections. A port
     /// taken between choosing and binding it makes `ssh` exit: then another is tried.
-    async fn connect(&self) -> Result<Connection, ClientError> {
+    async fn connect(&self) -> Result<Connection, SshError> {
         let mut last = String::new();
         for _ in 0..3 {
             let port = free_port()?;
             let log = tempfile::NamedTempFile::new()
-                .map_err(|e| ClientError::Ssh(format!("cannot create a log file: {e}")))?;
+                .map_err(|e| SshError(format!("cannot create a log file: {e}")))?;
             let stderr = log
                 .reopen()
-                .map_err(|e| ClientError::Ssh(format!("cannot open the log file: {e}")))?;
+                .map_err(|e| SshError(format!("cannot open the log file: {e}")))?;
             let mut command = Command::new(&self.program);
             command.args(["-N", "-T"]);
             for o in SSH_OPTIONS
@@ -149,7 +153,7 @@ impl SshTunnel {
                 .kill_on_drop(true);
             die_with_parent(&mut command);
             let child = command.spawn().map_err(|e| {
-                ClientError::Ssh(format!("cannot run `{}`: {e}", self.program.display()))
+                SshError(format!("cannot run `{}`: {e}", self.program.display()))
             })?;
             let mut c = Connection { child, port, log };
             match wait_ready(&mut c).await {
@@ -157,7 +161,7 @@ impl SshTunnel {
                 Err(e) => last = e,
             }
         }
-        Err(ClientError::Ssh(format!(
+        Err(SshError(format!(
             "cannot open a port forward through `{}` to {}: {last}",
             self.host, self.remote
         )))
@@ -214,9 +218,9 @@ fn die_with_parent(command: &mut Command) {
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_command: &mut Command) {}
 
-fn free_port() -> Result<u16, ClientError> {
+fn free_port() -> Result<u16, SshError> {
     TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .map_err(|e| ClientError::Ssh(format!("no free local port: {e}")))
+        .map_err(|e| SshError(format!("no free local port: {e}")))
 }

@@ -10,16 +10,21 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
-use crate::bindings::SpinImports;
+use crate::bindings::{
+    postgres, spin_key_value, spin_variables, sqlite_v2, sqlite_v3, wasi_atomics, wasi_batch,
+    wasi_store,
+};
+use crate::component::ComponentConfig;
 use crate::emulate::{KvMeter, Platform};
-use crate::kv::{KvStores, StoreConfig};
+use crate::kv::{KvCtx, KvStores, StoreConfig};
 use crate::limits::Limits;
 use crate::manifest::{AppManifest, FileMount};
-use crate::postgres::PgPools;
+use crate::postgres::{PgCtx, PgPools};
 use crate::routes::Router;
-use crate::sqlite::{DatabaseConfig, SqliteDatabases};
+use crate::sqlite::{DatabaseConfig, SqliteCtx, SqliteDatabases};
 use crate::staging;
-use crate::state::{ComponentConfig, Services, State};
+use crate::state::{Services, State};
+use crate::variables::VariablesCtx;
 
 /// A loaded component: its instance template and configuration.
 pub struct LoadedComponent {
@@ -203,8 +208,16 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     let mut linker: Linker<State> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    SpinImports::add_to_linker::<State, HasSelf<crate::state::SpinCtx>>(&mut linker, |s| {
-        &mut s.spin
+    // One context per interface, as Spin's factors link theirs.
+    spin_key_value::add_to_linker::<State, HasSelf<KvCtx>>(&mut linker, |s| &mut s.kv)?;
+    wasi_store::add_to_linker::<State, HasSelf<KvCtx>>(&mut linker, |s| &mut s.kv)?;
+    wasi_atomics::add_to_linker::<State, HasSelf<KvCtx>>(&mut linker, |s| &mut s.kv)?;
+    wasi_batch::add_to_linker::<State, HasSelf<KvCtx>>(&mut linker, |s| &mut s.kv)?;
+    sqlite_v2::add_to_linker::<State, HasSelf<SqliteCtx>>(&mut linker, |s| &mut s.sqlite)?;
+    sqlite_v3::add_to_linker::<State, HasSelf<SqliteCtx>>(&mut linker, |s| &mut s.sqlite)?;
+    postgres::add_to_linker::<State, HasSelf<PgCtx>>(&mut linker, |s| &mut s.pg)?;
+    spin_variables::add_to_linker::<State, HasSelf<VariablesCtx>>(&mut linker, |s| {
+        &mut s.variables
     })?;
     Ok(linker)
 }

@@ -6,7 +6,9 @@
 //! [`HostOptions::direct_mounts`]), key-value stores (SQLite in `.spin/`, or Redis by runtime config) with
 //! `wasi:keyvalue` atomics, SQLite databases ([`sqlite`]), variables (`SPIN_VARIABLE_*`),
 //! outbound PostgreSQL. A component that imports anything else is refused at start-up, naming the
-//! import. Where Spin's own behaviour is weak (key-value compare-and-swap, see [`kv`]; PostgreSQL
+//! import. Each interface keeps its own per-request context (the key-value handles, the SQLite
+//! and PostgreSQL connections, the variables), linked on its own as Spin's factors link theirs;
+//! a request's store only holds them side by side. Where Spin's own behaviour is weak (key-value compare-and-swap, see [`kv`]; PostgreSQL
 //! connection pooling; a PostgreSQL query with no rows never answers), this host is weak the same
 //! way, so a test that passes here passes under `spin up`. A request whose authority Spin cannot
 //! tell (no `Host` and none in the target, an invalid `Host`, or the two disagreeing) gets no
@@ -36,6 +38,7 @@
 mod app;
 mod bindings;
 mod build;
+mod component;
 mod deadline;
 pub mod emulate;
 pub mod kv;

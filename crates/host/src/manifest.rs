@@ -176,8 +176,7 @@ impl AppManifest {
         }
         for (id, component) in &raw.component {
             for name in component.variables.keys() {
-                crate::variables::validate_name(name)
-                    .with_context(|| format!("component `{id}`"))?;
+                validate_name(name).with_context(|| format!("component `{id}`"))?;
             }
             for mount in &component.files {
                 if let FileMount::Placement { destination, .. } = mount
@@ -190,7 +189,7 @@ impl AppManifest {
             }
         }
         for name in raw.variables.keys() {
-            crate::variables::validate_name(name)?;
+            validate_name(name)?;
         }
         Ok(AppManifest {
             base_dir: base_dir.to_path_buf(),
@@ -220,9 +219,34 @@ fn app_folder(folder: &Path, cwd: &Path) -> anyhow::Result<PathBuf> {
     Ok(absolute.into_owned())
 }
 
+/// Checks a variable name the way Spin does: lowercase ASCII letters, digits and underscores,
+/// starting with a letter.
+pub fn validate_name(name: &str) -> anyhow::Result<()> {
+    let mut chars = name.chars();
+    let valid = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !name.ends_with('_')
+        && !name.contains("__");
+    if !valid {
+        bail!(
+            "invalid variable name `{name}`: use lowercase letters, digits and single underscores, starting with a letter"
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_follow_spin_rules() {
+        assert!(validate_name("database_url").is_ok());
+        assert!(validate_name("a1").is_ok());
+        for bad in ["", "Upper", "1a", "a-b", "a__b", "a_"] {
+            assert!(validate_name(bad).is_err(), "{bad}");
+        }
+    }
 
     const MANIFEST: &str = r#"
 spin_manifest_version = 2

@@ -35,12 +35,12 @@ use std::time::Duration;
 
 use tokio_postgres::config::SslMode;
 use tokio_postgres::types::{ToSql, Type};
-use wasmtime::component::Resource;
+use wasmtime::component::{Resource, ResourceTable};
 
 use crate::bindings::postgres::{
     Column, DbDataType, DbValue, Error, Host, HostConnection, ParameterValue, RowSet,
 };
-use crate::state::SpinCtx;
+use crate::component::ComponentConfig;
 
 /// Spin's `CONNECTION_POOL_SIZE`.
 const POOL_SIZE: usize = 64;
@@ -158,9 +158,28 @@ pub fn is_allowed(allowed: &[String], host: &str, port: u16) -> bool {
     })
 }
 
-impl Host for SpinCtx {}
+/// `spin:postgres` for one request: the connections it opened, from the app's pools, to the
+/// hosts its component may reach.
+pub struct PgCtx {
+    table: ResourceTable,
+    pools: PgPools,
+    component: Arc<ComponentConfig>,
+}
 
-impl HostConnection for SpinCtx {
+impl PgCtx {
+    /// A request of `component`, with no connection open yet.
+    pub fn new(pools: PgPools, component: Arc<ComponentConfig>) -> Self {
+        PgCtx {
+            table: ResourceTable::new(),
+            pools,
+            component,
+        }
+    }
+}
+
+impl Host for PgCtx {}
+
+impl HostConnection for PgCtx {
     async fn open(
         &mut self,
         address: String,
@@ -187,7 +206,7 @@ impl HostConnection for SpinCtx {
                 ))));
             }
         }
-        match self.pg.get(&address, config).await {
+        match self.pools.get(&address, config).await {
             Ok(client) => Ok(Ok(self.table.push(PgConnection { client })?)),
             Err(e) => {
                 tracing::warn!(

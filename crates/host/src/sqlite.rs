@@ -45,10 +45,10 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use rusqlite::types::{Value as SqlValue, ValueRef};
-use wasmtime::component::Resource;
+use wasmtime::component::{Resource, ResourceTable};
 
 use crate::bindings::{sqlite_v2 as v2, sqlite_v3 as v3};
-use crate::state::SpinCtx;
+use crate::component::ComponentConfig;
 
 /// Spin's limit on the bytes a query result may hold (`spin_world::MAX_HOST_BUFFERED_BYTES`).
 const MAX_RESULT_BYTES: usize = 128 << 20;
@@ -250,7 +250,26 @@ fn value_size(value: &v3::Value) -> usize {
         }
 }
 
-impl SpinCtx {
+/// `fermyon:spin/sqlite` and `spin:sqlite` for one request: the connections it opened, over the
+/// app's databases, limited to the labels its component lists.
+pub struct SqliteCtx {
+    table: ResourceTable,
+    databases: SqliteDatabases,
+    component: Arc<ComponentConfig>,
+    open_connections: usize,
+}
+
+impl SqliteCtx {
+    /// A request of `component`, with no connection open yet.
+    pub fn new(databases: SqliteDatabases, component: Arc<ComponentConfig>) -> Self {
+        SqliteCtx {
+            table: ResourceTable::new(),
+            databases,
+            component,
+            open_connections: 0,
+        }
+    }
+
     fn sqlite_open(
         &mut self,
         label: &str,
@@ -258,14 +277,14 @@ impl SpinCtx {
         if !self.component.sqlite_databases.iter().any(|l| l == label) {
             return Ok(Err(v3::Error::AccessDenied));
         }
-        let Some(config) = self.sqlite.get(label).cloned() else {
+        let Some(config) = self.databases.get(label).cloned() else {
             return Ok(Err(v3::Error::NoSuchDatabase));
         };
-        if self.sqlite_connections >= MAX_CONNECTIONS {
+        if self.open_connections >= MAX_CONNECTIONS {
             return Ok(Err(io("too many connections opened")));
         }
         let resource = self.table.push(SqliteConnection { config, conn: None })?;
-        self.sqlite_connections += 1;
+        self.open_connections += 1;
         Ok(Ok(resource))
     }
 
@@ -305,14 +324,14 @@ impl SpinCtx {
 
     fn sqlite_drop(&mut self, this: Resource<SqliteConnection>) -> wasmtime::Result<()> {
         self.table.delete(this)?;
-        self.sqlite_connections = self.sqlite_connections.saturating_sub(1);
+        self.open_connections = self.open_connections.saturating_sub(1);
         Ok(())
     }
 }
 
-impl v3::Host for SpinCtx {}
+impl v3::Host for SqliteCtx {}
 
-impl v3::HostConnection for SpinCtx {
+impl v3::HostConnection for SqliteCtx {
     async fn open(
         &mut self,
         database: String,
@@ -345,9 +364,9 @@ impl v3::HostConnection for SpinCtx {
     }
 }
 
-impl v2::Host for SpinCtx {}
+impl v2::Host for SqliteCtx {}
 
-impl v2::HostConnection for SpinCtx {
+impl v2::HostConnection for SqliteCtx {
     async fn open(
         &mut self,
         database: String,

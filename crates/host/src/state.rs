@@ -1,7 +1,5 @@
 //! What each request's `Store` holds: WASI, WASI HTTP and the Spin interfaces' state.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
@@ -11,45 +9,11 @@ use wasmtime_wasi_http::{
     RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
 };
 
-use crate::bindings::spin_variables;
-use crate::kv::KvStores;
-use crate::postgres::PgPools;
-use crate::sqlite::SqliteDatabases;
-
-/// A component's configuration, resolved once at start-up.
-#[derive(Debug, Clone, Default)]
-pub struct ComponentConfig {
-    /// The component id.
-    pub id: String,
-    /// Key-value labels it may open.
-    pub key_value_stores: Vec<String>,
-    /// SQLite database labels it may open.
-    pub sqlite_databases: Vec<String>,
-    /// Outbound hosts it may reach.
-    pub allowed_outbound_hosts: Vec<String>,
-    /// Its variables, rendered.
-    pub variables: HashMap<String, String>,
-    /// Its environment.
-    pub environment: Vec<(String, String)>,
-    /// Read-only directory mounts: host directory, guest path.
-    pub mounts: Vec<(PathBuf, String)>,
-}
-
-/// State of the Spin interfaces for one request.
-pub struct SpinCtx {
-    /// Resources handed to the guest (stores, buckets, CAS handles, connections).
-    pub table: ResourceTable,
-    /// The component being run.
-    pub component: Arc<ComponentConfig>,
-    /// The app's key-value stores.
-    pub kv: KvStores,
-    /// The app's SQLite databases.
-    pub sqlite: SqliteDatabases,
-    /// SQLite connections this request holds open.
-    pub sqlite_connections: usize,
-    /// The app's PostgreSQL connection pools.
-    pub pg: PgPools,
-}
+use crate::component::ComponentConfig;
+use crate::kv::{KvCtx, KvStores};
+use crate::postgres::{PgCtx, PgPools};
+use crate::sqlite::{SqliteCtx, SqliteDatabases};
+use crate::variables::VariablesCtx;
 
 /// What every request of an app shares: its stores, databases and connection pools.
 #[derive(Clone, Default)]
@@ -68,8 +32,14 @@ pub struct State {
     http: WasiHttpCtx,
     http_hooks: NoOutboundHttp,
     table: ResourceTable,
-    /// Spin interfaces.
-    pub spin: SpinCtx,
+    /// `fermyon:spin/key-value` and `wasi:keyvalue`.
+    pub kv: KvCtx,
+    /// `fermyon:spin/sqlite` and `spin:sqlite`.
+    pub sqlite: SqliteCtx,
+    /// `spin:postgres`.
+    pub pg: PgCtx,
+    /// `fermyon:spin/variables`.
+    pub variables: VariablesCtx,
     /// Memory limits.
     pub limits: MemoryLimiter,
 }
@@ -95,14 +65,10 @@ impl State {
             http: WasiHttpCtx::new(),
             http_hooks: NoOutboundHttp,
             table: ResourceTable::new(),
-            spin: SpinCtx {
-                table: ResourceTable::new(),
-                component,
-                kv: services.kv.clone(),
-                sqlite: services.sqlite.clone(),
-                sqlite_connections: 0,
-                pg: services.pg.clone(),
-            },
+            kv: KvCtx::new(services.kv.clone(), component.clone()),
+            sqlite: SqliteCtx::new(services.sqlite.clone(), component.clone()),
+            pg: PgCtx::new(services.pg.clone(), component.clone()),
+            variables: VariablesCtx::new(component),
             limits: MemoryLimiter {
                 limits: StoreLimitsBuilder::new()
                     .memory_size(max_memory)
@@ -189,23 +155,6 @@ impl WasiHttpView for State {
             table: &mut self.table,
             hooks: &mut self.http_hooks,
         }
-    }
-}
-
-impl spin_variables::Host for SpinCtx {
-    async fn get(
-        &mut self,
-        name: String,
-    ) -> wasmtime::Result<Result<String, spin_variables::Error>> {
-        if let Err(e) = crate::variables::validate_name(&name) {
-            return Ok(Err(spin_variables::Error::InvalidName(e.to_string())));
-        }
-        Ok(self.component.variables.get(&name).cloned().ok_or_else(|| {
-            spin_variables::Error::Undefined(format!(
-                "no variable `{name}` in component `{}`",
-                self.component.id
-            ))
-        }))
     }
 }
 

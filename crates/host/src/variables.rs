@@ -2,26 +2,13 @@
 //! from `{{ name }}` templates over them.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
-use crate::manifest::AppManifest;
-
-/// Checks a variable name the way Spin does: lowercase ASCII letters, digits and underscores,
-/// starting with a letter.
-pub fn validate_name(name: &str) -> anyhow::Result<()> {
-    let mut chars = name.chars();
-    let valid = chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !name.ends_with('_')
-        && !name.contains("__");
-    if !valid {
-        bail!(
-            "invalid variable name `{name}`: use lowercase letters, digits and single underscores, starting with a letter"
-        );
-    }
-    Ok(())
-}
+use crate::bindings::spin_variables;
+use crate::component::ComponentConfig;
+use crate::manifest::{AppManifest, validate_name};
 
 /// Resolves every application variable: an override (from `SPIN_VARIABLE_<NAME>` or the caller),
 /// else the manifest default; a required variable without a value is an error.
@@ -91,18 +78,38 @@ fn render_template(template: &str, app: &HashMap<String, String>) -> anyhow::Res
     Ok(out)
 }
 
+/// `fermyon:spin/variables` for one request: the component's rendered variables.
+pub struct VariablesCtx {
+    component: Arc<ComponentConfig>,
+}
+
+impl VariablesCtx {
+    /// The variables of `component`.
+    pub fn new(component: Arc<ComponentConfig>) -> Self {
+        VariablesCtx { component }
+    }
+}
+
+impl spin_variables::Host for VariablesCtx {
+    async fn get(
+        &mut self,
+        name: String,
+    ) -> wasmtime::Result<Result<String, spin_variables::Error>> {
+        if let Err(e) = validate_name(&name) {
+            return Ok(Err(spin_variables::Error::InvalidName(e.to_string())));
+        }
+        Ok(self.component.variables.get(&name).cloned().ok_or_else(|| {
+            spin_variables::Error::Undefined(format!(
+                "no variable `{name}` in component `{}`",
+                self.component.id
+            ))
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_follow_spin_rules() {
-        assert!(validate_name("database_url").is_ok());
-        assert!(validate_name("a1").is_ok());
-        for bad in ["", "Upper", "1a", "a-b", "a__b", "a_"] {
-            assert!(validate_name(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn templates_substitute_app_variables() {

@@ -1,10 +1,12 @@
 //! `fermyon:spin/key-value@2.0.0` and `wasi:keyvalue@0.2.0-draft2` over [`KvStore`].
 
-use wasmtime::component::Resource;
+use std::sync::Arc;
 
-use super::{Cas, KvError, KvStore, SwapError};
+use wasmtime::component::{Resource, ResourceTable};
+
+use super::{Cas, KvError, KvStore, KvStores, SwapError};
 use crate::bindings::{spin_key_value as spin, wasi_atomics, wasi_batch, wasi_store};
-use crate::state::SpinCtx;
+use crate::component::ComponentConfig;
 
 /// A `fermyon:spin/key-value` store handle.
 pub struct SpinStore(KvStore);
@@ -18,7 +20,24 @@ pub struct CasHandle {
     cas: Cas,
 }
 
-impl SpinCtx {
+/// `fermyon:spin/key-value` and `wasi:keyvalue` for one request: the handles it opened, over
+/// the app's stores, limited to the labels its component lists.
+pub struct KvCtx {
+    table: ResourceTable,
+    kv: KvStores,
+    component: Arc<ComponentConfig>,
+}
+
+impl KvCtx {
+    /// A request of `component`, with no store open yet.
+    pub fn new(kv: KvStores, component: Arc<ComponentConfig>) -> Self {
+        KvCtx {
+            table: ResourceTable::new(),
+            kv,
+            component,
+        }
+    }
+
     /// Spin refuses labels the component did not list, and labels the app has no store for.
     fn open_store(&self, label: &str) -> Result<KvStore, OpenError> {
         if !self.component.key_value_stores.iter().any(|l| l == label) {
@@ -45,9 +64,9 @@ fn table_error(e: wasmtime::component::ResourceTableError) -> wasmtime::Error {
     wasmtime::Error::from(e)
 }
 
-impl spin::Host for SpinCtx {}
+impl spin::Host for KvCtx {}
 
-impl spin::HostStore for SpinCtx {
+impl spin::HostStore for KvCtx {
     async fn open(
         &mut self,
         label: String,
@@ -132,7 +151,7 @@ impl spin::HostStore for SpinCtx {
     }
 }
 
-impl wasi_store::Host for SpinCtx {
+impl wasi_store::Host for KvCtx {
     async fn open(
         &mut self,
         identifier: String,
@@ -146,7 +165,7 @@ impl wasi_store::Host for SpinCtx {
     }
 }
 
-impl wasi_store::HostBucket for SpinCtx {
+impl wasi_store::HostBucket for KvCtx {
     async fn get(
         &mut self,
         this: Resource<Bucket>,
@@ -227,7 +246,7 @@ impl wasi_store::HostBucket for SpinCtx {
     }
 }
 
-impl wasi_atomics::Host for SpinCtx {
+impl wasi_atomics::Host for KvCtx {
     async fn increment(
         &mut self,
         bucket: Resource<Bucket>,
@@ -273,7 +292,7 @@ impl wasi_atomics::Host for SpinCtx {
     }
 }
 
-impl wasi_atomics::HostCas for SpinCtx {
+impl wasi_atomics::HostCas for KvCtx {
     async fn new(
         &mut self,
         bucket: Resource<Bucket>,
@@ -304,7 +323,7 @@ impl wasi_atomics::HostCas for SpinCtx {
     }
 }
 
-impl wasi_batch::Host for SpinCtx {
+impl wasi_batch::Host for KvCtx {
     async fn get_many(
         &mut self,
         bucket: Resource<Bucket>,

@@ -41,7 +41,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-pub use host::{Bucket, CasHandle, SpinStore};
+pub use host::{Bucket, CasHandle, KvCtx, SpinStore};
 
 /// The error a store operation returns to a guest.
 #[derive(Debug, thiserror::Error)]
