@@ -19,9 +19,20 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use pulldown_cmark::{BlockQuoteKind, Event, Parser, Tag, TagEnd};
+use pulldown_cmark::{BlockQuoteKind, Event, Options, Parser, Tag, TagEnd};
 
-use crate::plain::markdown_options;
+/// The markdown dialect of dochub pages, in one place: CommonMark plus tables, footnotes,
+/// strikethrough, task lists, heading attributes (`# Title {#id .class}`) and GitHub's alerts
+/// (`> [!NOTE]`). The directive callouts (`:::tip`) are not a parser option: parse a body
+/// through [`Markdown`] to get them.
+pub fn markdown_options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_GFM
+}
 
 /// The kinds of callout: GitHub's five and the directive form's `info` and `danger`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

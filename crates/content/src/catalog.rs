@@ -9,11 +9,11 @@
 //! same reader again on the live tree. No reader ever sees which catalog it has.
 
 use crate::error::ContentError;
+use crate::fields::PagePath;
 use crate::llms::{FullText, Outline, OutlineProject, OutlineSubproject, SiteIntro};
 use crate::manifest::to_json;
 use crate::model::Page;
 use crate::model::{PageSource, PageSummary, Project, ProjectOutline, SubprojectSummary};
-use crate::redirect::PagePath;
 use crate::report::Report;
 use crate::search::TreeScan;
 use crate::tree::ContentRoot;

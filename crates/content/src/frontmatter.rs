@@ -249,7 +249,7 @@ fn read_updated(value: &serde_json::Value, fm: &mut Frontmatter) {
 }
 
 fn read_redirects(old: &serde_json::Value, fm: &mut Frontmatter) {
-    use crate::redirect::{MAX_REDIRECTS, PagePath};
+    use crate::fields::{MAX_REDIRECTS, PagePath};
     let items = match old {
         serde_json::Value::Null => return,
         // One path on its own is a list of one.

@@ -40,6 +40,7 @@ mod code;
 #[cfg(any(test, feature = "corpus"))]
 pub mod corpus;
 mod error;
+mod fields;
 mod frontmatter;
 pub mod fsio;
 pub mod limits;
@@ -56,11 +57,14 @@ mod tree;
 mod versions;
 mod yaml;
 
-pub use callout::{CalloutFinding, CalloutKind, Markdown, Piece, callout_findings};
+pub use callout::{
+    CalloutFinding, CalloutKind, Markdown, Piece, callout_findings, markdown_options,
+};
 pub use catalog::{Catalog, CatalogError, ManifestName, ReadError};
 pub use check::{Diagnostic, Severity};
 pub use code::{CodeBlock, code_blocks, code_key, fence_language};
 pub use error::ContentError;
+pub use fields::{MAX_REDIRECTS, PagePath, is_date};
 pub use frontmatter::{
     DEFAULT_REFERENCE_TYPE, Frontmatter, LLMS_OPTIONAL, ParsedPage, Reference, page_body,
     page_text, parse_page, split_frontmatter,
@@ -73,8 +77,7 @@ pub use model::{
     Page, PageSource, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject,
     SubprojectSummary, reading_order,
 };
-pub use plain::{PlainBody, markdown_options, page_analysis, page_terms, plain_body, plain_text};
-pub use redirect::{MAX_REDIRECTS, PagePath, is_date};
+pub use plain::{PlainBody, page_analysis, page_terms, plain_body, plain_text};
 pub use report::{Report, is_report_name};
 pub use search::TreeScan;
 pub use segment::{MAX_ID_BYTES, is_valid_id};

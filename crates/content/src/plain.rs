@@ -1,26 +1,13 @@
-//! A page's markdown as plain text, in dochub's markdown dialect ([`markdown_options`]): what
+//! A page's markdown as plain text, in dochub's markdown dialect ([`crate::markdown_options`]): what
 //! search scores and cuts excerpts from, for the live tree and the prebuilt index alike.
 
-use pulldown_cmark::{Event, Options, Tag, TagEnd};
+use pulldown_cmark::{Event, Tag, TagEnd};
 
 use dochub_search::{Heading, PageFields, PageTerms};
 
 use crate::callout::{Markdown, Piece};
 use crate::frontmatter::ParsedPage;
 use crate::slug::{IdAllocator, heading_id_text};
-
-/// The markdown dialect of dochub pages, in one place: CommonMark plus tables, footnotes,
-/// strikethrough, task lists, heading attributes (`# Title {#id .class}`) and GitHub's alerts
-/// (`> [!NOTE]`). The directive callouts (`:::tip`) are not a parser option: parse a body
-/// through [`Markdown`](crate::Markdown) to get them.
-pub fn markdown_options() -> Options {
-    Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_HEADING_ATTRIBUTES
-        | Options::ENABLE_GFM
-}
 
 /// A page's markdown body as plain text, and the text of its headings: text and code kept,
 /// markup, link targets, raw HTML tags, fence and callout markers dropped (a callout's own
