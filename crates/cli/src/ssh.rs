@@ -62,9 +62,7 @@ impl SshTunnel {
     /// Nothing is started until the first request.
     pub fn new(host: &str, options: Vec<String>, hub_url: &str) -> Result<SshTunnel, SshError> {
         if host.is_empty() || host.starts_with('-') {
-            return Err(SshError(format!(
-                "`{host}` is not an SSH destination"
-            )));
+            return Err(SshError(format!("`{host}` is not an SSH destination")));
         }
         let url = reqwest::Url::parse(hub_url)
             .map_err(|e| SshError(format!("invalid hub URL `{hub_url}`: {e}")))?;
@@ -152,9 +150,9 @@ impl SshTunnel {
                 .stderr(Stdio::from(stderr))
                 .kill_on_drop(true);
             die_with_parent(&mut command);
-            let child = command.spawn().map_err(|e| {
-                SshError(format!("cannot run `{}`: {e}", self.program.display()))
-            })?;
+            let child = command
+                .spawn()
+                .map_err(|e| SshError(format!("cannot run `{}`: {e}", self.program.display())))?;
             let mut c = Connection { child, port, log };
             match wait_ready(&mut c).await {
                 Ok(()) => return Ok(c),

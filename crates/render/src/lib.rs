@@ -39,6 +39,7 @@ mod layout;
 mod links;
 mod markdown;
 
+pub use dochub_content::{FALLBACK_ID, slugify};
 pub use highlight::{Segment, highlight};
 pub use layout::{
     Card, LayoutError, Location, MAX_SIDEBAR_PAGES, Nav, NavItem, NavProject, NavSubproject,
@@ -50,4 +51,3 @@ pub use markdown::{
     Rendered, TocEntry, options, render_body, render_body_highlighted, render_markdown,
     strip_frontmatter,
 };
-pub use dochub_content::{FALLBACK_ID, slugify};

@@ -71,8 +71,8 @@ mod terms;
 mod within;
 
 pub use engine::{
-    FoundPage, Heading, MAX_RESULTS, MatchedTerm, SearchBackend, SearchHit, SearchResults,
-    search, spread_versions, version_group,
+    FoundPage, Heading, MAX_RESULTS, MatchedTerm, SearchBackend, SearchHit, SearchResults, search,
+    spread_versions, version_group,
 };
 pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use query::{MIN_QUERY_CHARS, Query, QueryTooShort, fold};
