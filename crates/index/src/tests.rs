@@ -715,11 +715,12 @@ fn the_index_stays_near_the_size_of_the_corpus() {
     let out = tempfile::tempdir().unwrap();
     let summary = write_index(&root, out.path()).unwrap();
     assert_eq!(summary.pages, 300);
-    // It holds each file and its plain text (compressed against it), trigrams, word
-    // boundaries, inner words and terms: at 300 pages the key table's cost per key shows (1.48x
-    // the corpus, most of it the 16,384 inner-word keys; at 10,000 the index is 1.09x, see
-    // benches/scale.sh); it must not grow past this.
-    assert!(summary.bytes < summary.corpus_bytes * 8 / 5, "{summary:?}");
+    // It holds each file and its plain text (compressed against it), each heading's place and
+    // anchor, trigrams, word boundaries, inner words and terms: at 300 pages the key table's
+    // cost per key shows (1.60x the corpus, most of it the 16,384 inner-word keys; the
+    // generated pages are dense with headings, whose anchors cost about 0.1x); it must not
+    // grow past this.
+    assert!(summary.bytes < summary.corpus_bytes * 17 / 10, "{summary:?}");
 }
 
 #[test]
