@@ -41,6 +41,7 @@ pub fn last_commit_dates(dir: &Path) -> HashMap<String, String> {
 /// Reads `git log -z --name-only --format=%x01%cs`: each commit is `\x01<date>\0`, then its
 /// files, each ended by `\0` (the first after a newline). Newest first, so a file's first
 /// date is its last change.
+#[cfg(not(target_os = "wasi"))]
 fn parse_log(log: &str) -> HashMap<String, String> {
     let mut dates = HashMap::new();
     let mut date: Option<&str> = None;
