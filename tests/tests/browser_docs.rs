@@ -160,7 +160,7 @@ async fn docs_layout_and_navigation_in_chromium() {
     let hit = client
         .wait()
         .for_element(Locator::Css(
-            r#"ol.results a[href="/docs/alpha/guide/install"]"#,
+            r#"ol.results a[href="/docs/alpha/guide/install#installing-alpha"]"#,
         ))
         .await
         .expect("a result links to the page");

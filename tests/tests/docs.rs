@@ -288,7 +288,9 @@ async fn search_results_and_redirect() {
     assert_eq!(status, 200);
     let results = region(&html, r#"<ol class="results">"#, "</ol>");
     assert!(
-        results.contains(r#"<a href="/docs/alpha/guide/install">Installing alpha</a>"#),
+        results.contains(
+            r#"<a href="/docs/alpha/guide/install#installing-alpha">Installing alpha</a>"#
+        ),
         "{html}"
     );
     assert!(results.contains("<mark>zanzibar</mark>"));
@@ -756,7 +758,7 @@ async fn a_new_page_shows_at_once_though_the_index_is_older() {
     );
     let (_, _, html) = get(&app, "/docs/search?q=wombat").await;
     assert!(
-        html.contains(r#"href="/docs/alpha/guide/brand-new""#),
+        html.contains(r#"href="/docs/alpha/guide/brand-new#brand-new-page""#),
         "{html}"
     );
     app.stop().await;
