@@ -720,7 +720,10 @@ fn the_index_stays_near_the_size_of_the_corpus() {
     // cost per key shows (1.60x the corpus, most of it the 16,384 inner-word keys; the
     // generated pages are dense with headings, whose anchors cost about 0.1x); it must not
     // grow past this.
-    assert!(summary.bytes < summary.corpus_bytes * 17 / 10, "{summary:?}");
+    assert!(
+        summary.bytes < summary.corpus_bytes * 17 / 10,
+        "{summary:?}"
+    );
 }
 
 #[test]
