@@ -254,8 +254,12 @@ async fn search_keeps_to_a_version_when_asked() {
         // The docs search page honours it and keeps it in its search box.
         let (status, html) = get(&app, "/docs/search?q=kettle&version=v2").await;
         assert_eq!(status, 200, "{kind}");
-        assert!(html.contains(r#"href="/docs/spin/v2/install""#), "{kind}");
-        assert!(!html.contains(r#"href="/docs/spin/v1/install""#), "{kind}");
+        // Hits link to the section they lie under (each install page opens with its h1).
+        assert!(
+            html.contains(r#"href="/docs/spin/v2/install#install""#),
+            "{kind}"
+        );
+        assert!(!html.contains(r#"href="/docs/spin/v1/install#"#), "{kind}");
         assert!(
             html.contains(r#"<input type="hidden" name="version" value="v2">"#),
             "{kind}"
@@ -266,7 +270,10 @@ async fn search_keeps_to_a_version_when_asked() {
             html.contains("There is no version “v9”: every version was searched."),
             "{kind}"
         );
-        assert!(html.contains(r#"href="/docs/spin/v1/install""#), "{kind}");
+        assert!(
+            html.contains(r#"href="/docs/spin/v1/install#install""#),
+            "{kind}"
+        );
         answers.push((all, v1));
     }
     // The tree and the index give the same answers, order and excerpts included.
