@@ -164,7 +164,7 @@ async fn old_addresses_redirect_and_pages_show_their_date_and_edit_link() {
     assert!(
         xml.contains(&format!(
             "<loc>{}</loc></url>",
-            app.url("/docs/spin/v4/a%20b%26c")
+            app.url("/docs/spin/v4/a%20b&amp;c")
         )),
         "{xml}"
     );
