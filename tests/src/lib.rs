@@ -48,6 +48,19 @@ pub fn fixture(name: &str) -> PathBuf {
     repo_root().join("tests").join("fixtures").join(name)
 }
 
+/// Copies a fixture tree into `to` (made if missing), so a test can change it freely.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
 /// Builds the components once per test process with the manifest's own build commands.
 pub fn ensure_components_built() -> anyhow::Result<()> {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();

@@ -4,28 +4,14 @@
 //! around without script: typing in the search box and pressing Enter, and clicking the sidebar.
 //! Writes `docs-install-1280.png` to the screenshot folder (never the repository).
 
-use std::path::Path;
-
 use dochub_tests::browser::{Browser, screenshot_dir};
+use dochub_tests::copy_tree;
 use dochub_tests::{TestApp, fixture};
 use fantoccini::Locator;
 use serde_json::Value as Json;
 
 /// WebDriver's code for the Enter key.
 const ENTER: &str = "\u{e007}";
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read fixture") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
 
 /// What the page's layout looks like right now.
 async fn layout(browser: &Browser) -> Json {

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use dochub_tests::copy_tree;
 use dochub_tests::{AppBuilder, TestApp, fixture};
 use reqwest::redirect::Policy;
 use reqwest::{Client, Method, StatusCode};
@@ -394,19 +395,6 @@ async fn traversal_attempts_are_404() {
         assert_eq!(raw_status(&app, target).await, 404, "{target}");
     }
     app.stop().await;
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read fixture") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use dochub_tests::browser::in_ci;
+use dochub_tests::copy_tree;
 use dochub_tests::{TestApp, fixture, repo_root};
 use serde_json::Value as Json;
 
@@ -120,17 +121,4 @@ async fn every_category_scores_100_in_light_and_dark() {
     assert!(below.is_empty(), "below 100:\n{}", below.join("\n"));
     app.stop().await;
     versioned.stop().await;
-}
-
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read fixture") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
