@@ -32,6 +32,10 @@
 
 use std::fmt::Write as _;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use syntect::highlighting::{
     Color, HighlightIterator, HighlightState, Highlighter as ThemeHighlighter, ScopeSelectors,
@@ -96,10 +100,56 @@ pub const MAX_CODE_BYTES: usize = 64 * 1024;
 /// The longest line of a block highlighted; a block with a longer line is shown plain.
 pub const MAX_LINE_BYTES: usize = 4 * 1024;
 
+/// How long one block may take to highlight before it is shown plain. syntect can loop
+/// forever inside one line (a grammar whose rules hand a position back to each other without
+/// consuming it: the `JavaScript` grammar did on a comment in the Cargo book), and that cannot
+/// be interrupted: the block is given up and its thread left behind.
+pub const BLOCK_DEADLINE: Duration = Duration::from_secs(2);
+
 /// The grammars and the scope-to-class mapping, loaded once per build.
 pub struct Highlighter {
+    grammars: Arc<Grammars>,
+    /// The thread blocks are highlighted on, started at the first block and replaced when it
+    /// misses [`BLOCK_DEADLINE`].
+    worker: Mutex<Option<Worker>>,
+    given_up: AtomicUsize,
+}
+
+struct Grammars {
     syntaxes: SyntaxSet,
     theme: Theme,
+}
+
+/// A block to highlight: the grammar's index in the set, and the code.
+type Job = (usize, String);
+
+struct Worker {
+    jobs: Sender<Job>,
+    done: Receiver<Option<String>>,
+}
+
+impl Worker {
+    fn start(grammars: Arc<Grammars>) -> Worker {
+        let (jobs, job_queue) = channel::<Job>();
+        let (done_tx, done) = channel();
+        std::thread::spawn(move || {
+            for (syntax, code) in job_queue {
+                let syntax = &grammars.syntaxes.syntaxes()[syntax];
+                // A grammar whose regex the engine cannot compile panics in syntect; bat's
+                // set is written for another engine, so one page's fence must not end the
+                // whole build.
+                let html = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    grammars.spans(syntax, &code)
+                }))
+                .ok()
+                .flatten();
+                if done_tx.send(html).is_err() {
+                    return;
+                }
+            }
+        });
+        Worker { jobs, done }
+    }
 }
 
 impl Default for Highlighter {
@@ -135,14 +185,64 @@ impl Highlighter {
             a: 255,
         });
         Highlighter {
-            syntaxes: two_face::syntax::extra_newlines(),
-            theme,
+            grammars: Arc::new(Grammars {
+                syntaxes: two_face::syntax::extra_newlines(),
+                theme,
+            }),
+            worker: Mutex::new(None),
+            given_up: AtomicUsize::new(0),
         }
     }
 
     /// The grammar a fence's language name (`rust`, `rs`, `sh`, `yml`, `ts`, ...) names, if
     /// any: by token (a name or file extension), case-insensitively.
     pub fn syntax(&self, language: &str) -> Option<&SyntaxReference> {
+        self.grammars.syntax(language)
+    }
+
+    /// How many blocks missed [`BLOCK_DEADLINE`] and were shown plain.
+    pub fn given_up(&self) -> usize {
+        self.given_up.load(Ordering::Relaxed)
+    }
+
+    /// `code` highlighted as `language`: the inside of its `<code>` element. `None` when no
+    /// grammar knows the language, the block is over [`MAX_CODE_BYTES`] or has a line over
+    /// [`MAX_LINE_BYTES`], the grammar fails on it or it takes longer than
+    /// [`BLOCK_DEADLINE`]: the block is then shown plain.
+    pub fn highlight(&self, language: &str, code: &str) -> Option<String> {
+        let syntax = self.syntax(language)?;
+        if code.len() > MAX_CODE_BYTES || code.lines().any(|line| line.len() > MAX_LINE_BYTES) {
+            return None;
+        }
+        let index = self
+            .grammars
+            .syntaxes
+            .syntaxes()
+            .iter()
+            .position(|s| std::ptr::eq(s, syntax))?;
+        self.run(index, code)
+    }
+
+    /// Highlights `code` with the grammar at `syntax` in the set on the worker thread, within
+    /// [`BLOCK_DEADLINE`].
+    fn run(&self, syntax: usize, code: &str) -> Option<String> {
+        let mut worker = self.worker.lock().unwrap_or_else(|e| e.into_inner());
+        let running = worker.get_or_insert_with(|| Worker::start(Arc::clone(&self.grammars)));
+        running.jobs.send((syntax, code.to_owned())).ok()?;
+        match running.done.recv_timeout(BLOCK_DEADLINE) {
+            Ok(html) => html,
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
+                // Stuck (or gone): the next block gets a new thread.
+                *worker = None;
+                self.given_up.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+}
+
+impl Grammars {
+    fn syntax(&self, language: &str) -> Option<&SyntaxReference> {
         if language.is_empty() || language.len() > MAX_LANGUAGE_LEN {
             return None;
         }
@@ -160,21 +260,6 @@ impl Highlighter {
         self.syntaxes
             .find_syntax_by_token(language)
             .filter(|s| s.name != "Plain Text" && !s.hidden)
-    }
-
-    /// `code` highlighted as `language`: the inside of its `<code>` element. `None` when no
-    /// grammar knows the language, the block is over [`MAX_CODE_BYTES`] or has a line over
-    /// [`MAX_LINE_BYTES`], or the grammar fails on it: the block is then shown plain.
-    pub fn highlight(&self, language: &str, code: &str) -> Option<String> {
-        let syntax = self.syntax(language)?;
-        if code.len() > MAX_CODE_BYTES || code.lines().any(|line| line.len() > MAX_LINE_BYTES) {
-            return None;
-        }
-        // A grammar whose regex the engine cannot compile panics in syntect; bat's set is
-        // written for another engine, so one page's fence must not end the whole build.
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.spans(syntax, code)))
-            .ok()
-            .flatten()
     }
 
     fn spans(&self, syntax: &SyntaxReference, code: &str) -> Option<String> {
@@ -287,6 +372,24 @@ mod tests {
         ("diff", "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n"),
         ("bash", "for f in *.md; do echo \"$f\"; done\n"),
     ];
+
+    /// A comment after a value, then one holding a backtick, loops syntect's `JavaScript`
+    /// grammar (what `js` fences get: bat's newer one needs a regex fancy-regex cannot
+    /// compile) forever inside the last line.
+    const LOOPS_JAVASCRIPT: &str = " /*\n */\n \"k\": true\n /* `-`";
+
+    #[test]
+    fn a_block_that_loops_its_grammar_is_given_up_and_the_next_is_highlighted() {
+        let h = Highlighter::new();
+        let start = std::time::Instant::now();
+        assert_eq!(h.highlight("js", LOOPS_JAVASCRIPT), None);
+        assert!(start.elapsed() >= BLOCK_DEADLINE);
+        assert_eq!(h.given_up(), 1);
+        // A new thread takes the next blocks.
+        assert!(h.highlight("rust", "fn main() {}\n").is_some());
+        assert!(h.highlight("js", "let x = 1; /* `-` */\n").is_some());
+        assert_eq!(h.given_up(), 1);
+    }
 
     #[test]
     fn every_listed_language_is_highlighted_and_keeps_its_text() {
