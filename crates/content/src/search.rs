@@ -17,7 +17,8 @@ use crate::tree::ContentRoot;
 /// The content tree read for one query: every page read and analysed once, as it is now.
 /// Ranking needs the whole tree's term statistics, so nothing is answered before every page
 /// was read (the prebuilt index keeps them); what is kept is what the query can use: the
-/// pages in its tiers, and the terms that its words may match.
+/// pages in its first two tiers or holding a term its words may match (the partial tier's
+/// candidates), and those terms.
 pub struct TreeScan {
     stats: CorpusStats,
     /// Pages holding each term some query term may match, by term in byte order.
@@ -30,6 +31,8 @@ pub struct TreeScan {
     /// index checks its candidates with.
     phrase_tier: Vec<u32>,
     words_tier: Vec<u32>,
+    /// The pages in neither that hold a term some query term may match.
+    holding_terms: Vec<u32>,
     /// What a hit shows of each page that answers, by number.
     found: HashMap<u32, FoundPage>,
 }
@@ -47,7 +50,13 @@ impl TreeScan {
         query: &RankedQuery,
         within: &Within,
     ) -> Result<TreeScan, ContentError> {
-        let walks: Vec<Expansion> = query.terms.iter().map(|w| Expansion::new(w)).collect();
+        // Every term a query term may take, as itself, by prefix or as a typo of it.
+        let walks: Vec<Expansion> = query
+            .terms
+            .iter()
+            .map(|w| Expansion::new(w))
+            .chain(query.terms.iter().filter_map(|w| Expansion::typos(w)))
+            .collect();
         let mut scan = TreeScan {
             stats: CorpusStats::default(),
             pages_with: BTreeMap::new(),
@@ -55,6 +64,7 @@ impl TreeScan {
             lengths: HashMap::new(),
             phrase_tier: Vec::new(),
             words_tier: Vec::new(),
+            holding_terms: Vec::new(),
             found: HashMap::new(),
         };
         for (p, s, id) in root.all_page_paths()? {
@@ -64,7 +74,8 @@ impl TreeScan {
             };
             let number = scan.stats.pages;
             let text = page_text(&raw);
-            let tier = if !within.admits(&p, &s) {
+            let admitted = within.admits(&p, &s);
+            let tier = if !admitted {
                 None
             } else if query.in_tier(Tier::Phrase, &text, &id) {
                 Some(Tier::Phrase)
@@ -76,20 +87,21 @@ impl TreeScan {
             let parsed = parse_page(&id, &raw);
             let (analysed, headings) = page_analysis(&id, &parsed);
             scan.stats.add(&analysed.lengths);
+            let mut holds_a_term = false;
             for (term, counts) in analysed.terms {
                 if walks.iter().any(|walk| walk.may_take(&term)) {
                     *scan.pages_with.entry(term.clone()).or_default() += 1;
-                    if tier.is_some() {
+                    holds_a_term = true;
+                    if admitted {
                         scan.counts.entry(term).or_default().push((number, counts));
                     }
                 }
             }
-            let Some(tier) = tier else {
-                continue;
-            };
             match tier {
-                Tier::Phrase => scan.phrase_tier.push(number),
-                Tier::Words => scan.words_tier.push(number),
+                Some(Tier::Phrase) => scan.phrase_tier.push(number),
+                Some(Tier::Words) => scan.words_tier.push(number),
+                _ if admitted && holds_a_term => scan.holding_terms.push(number),
+                _ => continue,
             }
             scan.lengths.insert(number, analysed.lengths);
             scan.found.insert(
@@ -158,6 +170,12 @@ impl SearchBackend for TreeScan {
     /// The words tier, exactly.
     fn word_candidates(&mut self, _query: &RankedQuery) -> Result<Vec<u32>, ContentError> {
         Ok(std::mem::take(&mut self.words_tier))
+    }
+
+    /// Only the pages kept as holding a term can be in the partial tier.
+    fn partial_candidates(&mut self, mut pages: Vec<u32>) -> Result<Vec<u32>, ContentError> {
+        pages.retain(|n| self.holding_terms.binary_search(n).is_ok());
+        Ok(pages)
     }
 
     /// The candidates are exact, so each page of a run is in its tier; each is handed out once.

@@ -134,6 +134,11 @@ impl SearchBackend for IndexSearch<'_> {
         Ok(self.admitted(Postings::intersect(&lists, self.index.nav.pages)))
     }
 
+    /// The pages the search may answer with.
+    fn partial_candidates(&mut self, pages: Vec<u32>) -> Result<Vec<u32>, CatalogError> {
+        Ok(self.admitted(pages))
+    }
+
     /// Where each entry starts in one round of reads, the entries in a second; a candidate
     /// not in `tier` unpacks only its file.
     fn read(

@@ -9,11 +9,18 @@ use std::ops::ControlFlow;
 use serde::{Deserialize, Serialize};
 
 use crate::excerpt::excerpt;
+use crate::query::Query;
 use crate::ranked::{RankedQuery, Tier};
-use crate::score::{Expansion, contribution, score_key, term_weight};
+use crate::score::{Expansion, TYPO_WEIGHT, contribution, score_key, term_weight};
 
 /// Most results one search returns.
 pub const MAX_RESULTS: usize = 50;
+
+/// The share of a query's weight (the idf of its terms, summed) that the terms a page holds
+/// must carry for the page to be in the partial tier: `registry` alone answers `private
+/// registry` when `private` is the commoner word, and a page holding only `to` does not
+/// answer `how to deploy`.
+pub const PARTIAL_MIN_SHARE: f64 = 0.5;
 
 /// The answer to `GET /api/search?q=...`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +88,11 @@ pub trait SearchBackend {
     /// ascending. Asked only when the phrase tier leaves room in the answer.
     fn word_candidates(&mut self, query: &RankedQuery) -> Result<Vec<u32>, Self::Error>;
 
+    /// Of `pages` (ascending, each holding terms the query's terms matched), those that may
+    /// answer: not in a subproject the search leaves out. Asked only when the first two tiers
+    /// leave room in the answer.
+    fn partial_candidates(&mut self, pages: Vec<u32>) -> Result<Vec<u32>, Self::Error>;
+
     /// Reads the pages numbered `run`, in that order, and hands each that is in `tier`
     /// ([`RankedQuery::in_tier`] on the page's file as text and its id) to `take`, with what
     /// a hit shows of it, until `take` breaks (the answer is full) or the run ends.
@@ -122,41 +134,57 @@ pub struct FoundPage {
 }
 
 /// Searches `backend` for `query`: the phrase tier, then, while the answer has room, the words
-/// tier; each ranked by score, ties in path order, versions of a page spread out
-/// ([`spread_versions`]), at most [`MAX_RESULTS`] hits.
+/// tier, then the partial tier; each ranked by score, ties in path order, versions of a page
+/// spread out ([`spread_versions`]), at most [`MAX_RESULTS`] hits.
 pub fn search<B: SearchBackend>(
     query: &RankedQuery,
     backend: &mut B,
 ) -> Result<SearchResults, B::Error> {
     let phrase = backend.phrase_candidates(query)?;
-    let scores = scores(query, backend)?;
+    let scores = Scores::of(query, backend)?;
     let mut results = Vec::new();
-    let mut in_phrase_tier = Vec::new();
-    let phrase = Ranked::new(phrase, &scores);
+    let mut found = Vec::new();
+    let phrase = Ranked::new(phrase, &scores.score);
     walk(
         backend,
         query,
         Tier::Phrase,
         phrase,
         &mut results,
-        &mut in_phrase_tier,
+        &mut found,
+        &scores,
     )?;
-    // Every page of the phrase tier was read, or the answer is full.
+    // Each later tier runs only when every page of the ones before was read.
     if results.len() < MAX_RESULTS && !query.words.is_empty() {
-        in_phrase_tier.sort_unstable();
+        found.sort_unstable();
         let words = backend
             .word_candidates(query)?
             .into_iter()
-            .filter(|n| in_phrase_tier.binary_search(n).is_err())
+            .filter(|n| found.binary_search(n).is_err())
             .collect();
-        let words = Ranked::new(words, &scores);
+        let words = Ranked::new(words, &scores.score);
         walk(
             backend,
             query,
             Tier::Words,
             words,
             &mut results,
-            &mut Vec::new(),
+            &mut found,
+            &scores,
+        )?;
+    }
+    if results.len() < MAX_RESULTS {
+        found.sort_unstable();
+        let partial = backend.partial_candidates(scores.partial(&found))?;
+        let partial = Ranked::new(partial, &scores.score);
+        walk(
+            backend,
+            query,
+            Tier::Partial,
+            partial,
+            &mut results,
+            &mut found,
+            &scores,
         )?;
     }
     Ok(SearchResults {
@@ -165,39 +193,114 @@ pub fn search<B: SearchBackend>(
     })
 }
 
-/// Every page's score for `query`, by page number: for each query term, the best
-/// contribution of the store's terms it matches, summed in query term order.
-fn scores<B: SearchBackend>(query: &RankedQuery, backend: &mut B) -> Result<Vec<f64>, B::Error> {
-    let pages = backend.page_count();
-    let mut total = vec![0.0; pages as usize];
-    if query.terms.is_empty() {
-        return Ok(total);
-    }
-    let walks = query.terms.iter().map(|w| Expansion::new(w)).collect();
-    let matched = backend.matching_terms(walks)?;
-    let mut best = vec![0.0; pages as usize];
-    let mut touched = Vec::new();
-    for (word, terms) in query.terms.iter().zip(&matched) {
-        // Every form of the word weighs by how common the word is.
-        let word_df = terms.iter().map(|t| t.pages).max().unwrap_or(0);
-        for term in terms {
-            let weight = term_weight(word, &term.term, word_df, pages);
-            for &(page, impact) in &term.impacts {
-                let Some(slot) = best.get_mut(page as usize) else {
-                    continue;
-                };
-                if *slot == 0.0 {
-                    touched.push(page as usize);
-                }
-                *slot = f64::max(*slot, contribution(weight, impact));
+/// What the store's terms say of each page for one query.
+struct Scores {
+    /// Each page's score, by page number: for each query term, the best contribution of the
+    /// store's terms it matches, summed in query term order.
+    score: Vec<f64>,
+    /// Each page's share of the query's weight, unnormalised: the idf of each query term
+    /// the page holds a term of, summed in query term order.
+    held: Vec<f64>,
+    /// The query's weight: the idf of every query term, summed in query term order; a term
+    /// that matches nothing counts as the rarest one that does (`keyboard shortcuts` finds
+    /// the pages about the keyboard in a book that never says "shortcut").
+    whole: f64,
+    /// The terms taken as typos of query terms: excerpts centre on them when nothing else
+    /// of the query is in a page.
+    typos: Vec<Query>,
+    /// Whether there is a partial tier: for a query of two terms or more, or with a typo.
+    /// One term (`page 7` has one: `7` is too short to be a term) is all tier 2 needs.
+    partial_tier: bool,
+}
+
+impl Scores {
+    fn of<B: SearchBackend>(query: &RankedQuery, backend: &mut B) -> Result<Scores, B::Error> {
+        let pages = backend.page_count();
+        let mut scores = Scores {
+            score: vec![0.0; pages as usize],
+            held: vec![0.0; pages as usize],
+            whole: 0.0,
+            typos: Vec::new(),
+            partial_tier: query.terms.len() > 1,
+        };
+        if query.terms.is_empty() {
+            return Ok(scores);
+        }
+        let walks = query.terms.iter().map(|w| Expansion::new(w)).collect();
+        let mut matched = backend.matching_terms(walks)?;
+        matched.resize_with(query.terms.len(), Vec::new);
+        // A word that matches no term at all may be misspelt: the terms a typo away.
+        let (misspelt, typo_walks): (Vec<usize>, Vec<Expansion>) = query
+            .terms
+            .iter()
+            .zip(&matched)
+            .enumerate()
+            .filter(|(_, (_, terms))| terms.is_empty())
+            .filter_map(|(n, (word, _))| Some((n, Expansion::typos(word)?)))
+            .unzip();
+        if !typo_walks.is_empty() {
+            scores.partial_tier = true;
+            for (&n, terms) in misspelt.iter().zip(backend.matching_terms(typo_walks)?) {
+                scores
+                    .typos
+                    .extend(terms.iter().map(|t| Query::word(&t.term)));
+                matched[n] = terms;
             }
         }
-        for page in touched.drain(..) {
-            total[page] += best[page];
-            best[page] = 0.0;
+        let mut best = vec![0.0; pages as usize];
+        let mut touched = Vec::new();
+        // A word in no page weighs as much as the rarest word that is in some.
+        let (mut absent, mut rarest) = (0u32, 0.0);
+        for (n, (word, terms)) in query.terms.iter().zip(&matched).enumerate() {
+            let typo = if misspelt.contains(&n) {
+                TYPO_WEIGHT
+            } else {
+                1.0
+            };
+            // Every form of the word weighs by how common the word is.
+            let word_df = terms.iter().map(|t| t.pages).max().unwrap_or(0);
+            let idf = term_weight(word, word, word_df, pages);
+            if terms.is_empty() {
+                absent += 1;
+            } else {
+                scores.whole += idf;
+                rarest = f64::max(rarest, idf);
+            }
+            for term in terms {
+                let weight = term_weight(word, &term.term, word_df, pages) * typo;
+                for &(page, impact) in &term.impacts {
+                    let Some(slot) = best.get_mut(page as usize) else {
+                        continue;
+                    };
+                    if *slot == 0.0 {
+                        touched.push(page as usize);
+                    }
+                    *slot = f64::max(*slot, contribution(weight, impact));
+                }
+            }
+            for page in touched.drain(..) {
+                scores.score[page] += best[page];
+                scores.held[page] += idf;
+                best[page] = 0.0;
+            }
         }
+        scores.whole += f64::from(absent) * rarest;
+        Ok(scores)
     }
-    Ok(total)
+
+    /// The pages of the partial tier that are not in `found` (sorted): those holding terms
+    /// of at least [`PARTIAL_MIN_SHARE`] of the query's weight, ascending.
+    fn partial(&self, found: &[u32]) -> Vec<u32> {
+        if !self.partial_tier {
+            return Vec::new();
+        }
+        let needed = self.whole * PARTIAL_MIN_SHARE;
+        (0u32..)
+            .zip(&self.held)
+            .filter(|&(n, &held)| held > 0.0 && held >= needed && found.binary_search(&n).is_err())
+            .map(|(n, _)| n)
+            .collect()
+    }
 }
 
 /// Reads candidates best first, in runs, keeping those in `tier`, until they hold as many
@@ -210,6 +313,7 @@ fn walk<B: SearchBackend>(
     mut ranked: Ranked,
     results: &mut Vec<SearchHit>,
     found: &mut Vec<u32>,
+    scores: &Scores,
 ) -> Result<(), B::Error> {
     let need = MAX_RESULTS.saturating_sub(results.len());
     let mut hits = Vec::new();
@@ -225,7 +329,7 @@ fn walk<B: SearchBackend>(
         }
         backend.read(query, tier, &run, &mut |page| {
             found.push(page.number);
-            let hit = hit(query, page);
+            let hit = hit(query, page, &scores.typos);
             let (p, id, title) = version_group(&hit);
             groups.insert((p.to_owned(), id.to_owned(), title.to_owned()));
             hits.push(hit);
@@ -246,14 +350,23 @@ fn walk<B: SearchBackend>(
 /// The hit for one page of the answer: its excerpt is cut from the body's plain text, centred
 /// as [`RankedQuery::excerpt_range`] says; when the body holds no match and the summary does
 /// (a page found by its summary), from the summary; else it is the body's start.
-/// Its section is the heading the body's match lies under, if any.
-fn hit(query: &RankedQuery, page: FoundPage) -> SearchHit {
+/// Its section is the heading the body's match lies under, if any. A page found only by
+/// `typos` of the query's words centres on the first of them instead.
+fn hit(query: &RankedQuery, page: FoundPage, typos: &[Query]) -> SearchHit {
     let (plain, summary) = (&page.plain, &page.summary);
+    let range = |text: &str| {
+        query.excerpt_range(text).or_else(|| {
+            typos
+                .iter()
+                .filter_map(|t| t.find(text))
+                .min_by_key(|found| found.0)
+        })
+    };
     let mut section = None;
-    let excerpt = if let Some((start, end)) = query.excerpt_range(plain) {
+    let excerpt = if let Some((start, end)) = range(plain) {
         section = section_at(&page.headings, start);
         excerpt(plain, start, end)
-    } else if let Some((start, end)) = query.excerpt_range(summary) {
+    } else if let Some((start, end)) = range(summary) {
         excerpt(summary, start, end)
     } else {
         excerpt(plain, 0, 0)
@@ -473,6 +586,10 @@ mod tests {
             self.phrase_candidates(query)
         }
 
+        fn partial_candidates(&mut self, pages: Vec<u32>) -> Result<Vec<u32>, Self::Error> {
+            Ok(pages)
+        }
+
         fn read(
             &mut self,
             query: &RankedQuery,
@@ -586,6 +703,42 @@ mod tests {
             paths(&pages, "value key"),
             ["p/s/b", "p/s/d", "p/s/e", "p/s/a"]
         );
+        assert!(paths(&pages, "zebra").is_empty());
+    }
+
+    #[test]
+    fn pages_with_enough_of_the_words_or_a_typo_of_one_come_last() {
+        let pages = [
+            ("p/s/a", "private registry setup"),
+            ("p/s/b", "a registry of crates and more words"),
+            ("p/s/c", "private notes only"),
+            ("p/s/d", "the dependencies of a crate"),
+            ("p/s/e", "registry words: private and more"),
+            ("p/s/f", "private notes"),
+            ("p/s/g", "private"),
+        ];
+        // The phrase, then every word, then the page holding the rarer word alone; the
+        // pages holding only `private`, in five of seven, hold too little of the query.
+        assert_eq!(
+            paths(&pages, "private registry"),
+            ["p/s/a", "p/s/e", "p/s/b"]
+        );
+        // `crates` also matches `crate`, a longer word's stem.
+        let mut found = paths(&pages, "private crates");
+        found.sort();
+        assert_eq!(found, ["p/s/b", "p/s/d"]);
+        // A misspelt word finds the terms a typo away, with an excerpt centred on one.
+        let query = RankedQuery::new("dependancies").unwrap();
+        let Ok(results) = search(&query, &mut Memory::new(&pages));
+        assert_eq!(results.results.len(), 1);
+        assert_eq!(results.results[0].path, "p/s/d");
+        assert_eq!(results.results[0].excerpt, "the dependencies of a crate");
+        // A word in no page, nor a typo away from one, weighs as much as the rarest word
+        // that is: a page holding that one holds half the query.
+        assert_eq!(paths(&pages, "dependancies zzzzzzz"), ["p/s/d"]);
+        // (the shorter page first)
+        assert_eq!(paths(&pages, "notes zzzzzzz"), ["p/s/f", "p/s/c"]);
+        assert!(paths(&pages, "zzzzzzz yyyyyyy").is_empty());
         assert!(paths(&pages, "zebra").is_empty());
     }
 

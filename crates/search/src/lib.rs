@@ -18,8 +18,16 @@
 //! **Which pages answer.** Tier 1: every page whose file (frontmatter included) or page id
 //! holds the whole query as a case-insensitive substring. Tier 2, when the query's words (runs
 //! of non-space of two characters or more, each standing for its [`stem`]) are not just the
-//! query itself: pages that hold every such word, in any order, and are not in tier 1. Tier 1
-//! comes first: an exact phrase beats scattered words.
+//! query itself: pages that hold every such word, in any order, and are not in tier 1. Tier 3,
+//! for a query of two terms or more or with a misspelt word: pages in neither whose terms
+//! match words carrying at least [`PARTIAL_MIN_SHARE`] of the query's weight (the idf of its
+//! terms, summed; a term in no page weighs as the rarest one that is). Tier 1 comes first: an
+//! exact phrase beats scattered words, and every word beats some of them.
+//!
+//! **Typos.** A query term of [`TYPO_MIN_CHARS`] characters or more that matches no term at
+//! all matches the terms one edit away from it (two from [`TWO_TYPOS_MIN_CHARS`] on) that
+//! share its first letter, at [`TYPO_WEIGHT`] of the weight ([`Expansion::typos`]); such pages
+//! can only be in tier 3, and their excerpts centre on the term found.
 //!
 //! **What a page is scored on.** Its terms: runs of letters and digits of the case-folded text
 //! ([`fold`]), of 2 characters to [`MAX_TERM_BYTES`] bytes, in four fields: the title,
@@ -71,15 +79,16 @@ mod terms;
 mod within;
 
 pub use engine::{
-    FoundPage, Heading, MAX_RESULTS, MatchedTerm, SearchBackend, SearchHit, SearchResults, search,
-    spread_versions, version_group,
+    FoundPage, Heading, MAX_RESULTS, MatchedTerm, PARTIAL_MIN_SHARE, SearchBackend, SearchHit,
+    SearchResults, search, spread_versions, version_group,
 };
 pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use query::{MIN_QUERY_CHARS, Query, QueryTooShort, fold};
 pub use ranked::{MAX_QUERY_TERMS, RankedQuery, Tier};
 pub use score::{
     B_BODY, B_SHORT, BODY_BOOST, CorpusStats, Expansion, HEADINGS_BOOST, ID_BOOST, IMPACT_SCALE,
-    K1, MAX_EXPANSIONS, PREFIX_MIN_CHARS, TITLE_BOOST, contribution, score_key, term_weight,
+    K1, MAX_EXPANSIONS, PREFIX_MIN_CHARS, TITLE_BOOST, TWO_TYPOS_MIN_CHARS, TYPO_MIN_CHARS,
+    TYPO_WEIGHT, contribution, score_key, term_weight,
 };
 pub use terms::{FIELDS, FieldCounts, MAX_TERM_BYTES, PageFields, PageTerms, stem, terms};
 pub use within::Within;

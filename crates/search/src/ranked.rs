@@ -15,6 +15,9 @@ pub enum Tier {
     /// Pages holding every word, in any order, and not in the phrase tier
     /// ([`RankedQuery::in_words_tier`]).
     Words,
+    /// Pages in neither, holding terms of enough of the words (the engine decides which from
+    /// the scores; every page read for it is in it).
+    Partial,
 }
 
 /// A search query split for ranking: the phrase (tier 1), the words (tier 2) and the terms
@@ -74,11 +77,12 @@ impl RankedQuery {
     }
 
     /// Whether a page of this text and id is in `tier` (tier 2 is checked as if the page
-    /// were not in tier 1).
+    /// were not in tier 1; tier 3 is chosen by score, so every page is in it here).
     pub fn in_tier(&self, tier: Tier, text: &str, id: &str) -> bool {
         match tier {
             Tier::Phrase => self.in_phrase_tier(text, id),
             Tier::Words => self.in_words_tier(text, id),
+            Tier::Partial => true,
         }
     }
 

@@ -21,6 +21,13 @@ pub const B_BODY: f64 = 0.75;
 pub const PREFIX_MIN_CHARS: usize = 3;
 /// How many longer terms one query word matches at most.
 pub const MAX_EXPANSIONS: usize = 64;
+/// A query word this long or longer that matches no term at all also matches the terms a
+/// typo away from it ([`Expansion::typos`]).
+pub const TYPO_MIN_CHARS: usize = 5;
+/// Words of this many characters or more may be two typos away from a term, shorter ones one.
+pub const TWO_TYPOS_MIN_CHARS: usize = 8;
+/// What a term a typo away weighs, as a share of the word itself.
+pub const TYPO_WEIGHT: f64 = 0.5;
 /// An impact of 1.0 is stored as this.
 pub const IMPACT_SCALE: f64 = 4096.0;
 
@@ -93,6 +100,9 @@ pub struct Expansion<'a> {
     stem: &'a str,
     expands: bool,
     others: usize,
+    /// For a walk of the terms a typo away ([`Expansion::typos`]): the most edits, and the
+    /// word's first character, which every term it takes shares.
+    typos: Option<(usize, &'a str)>,
 }
 
 impl<'a> Expansion<'a> {
@@ -103,16 +113,62 @@ impl<'a> Expansion<'a> {
             stem: stem(word),
             expands: word.chars().nth(PREFIX_MIN_CHARS - 1).is_some(),
             others: 0,
+            typos: None,
         }
+    }
+
+    /// The walk for a word that matched no term: the first [`MAX_EXPANSIONS`] terms, in byte
+    /// order, that start with the word's first character and are at most one edit away from it
+    /// (two from a word of [`TWO_TYPOS_MIN_CHARS`] characters or more), an edit being a
+    /// character added, removed, replaced, or two neighbours swapped. Typos in the first
+    /// letter are rare, and keeping it keeps the walk to one stretch of the sorted terms.
+    /// `None` for a word shorter than [`TYPO_MIN_CHARS`].
+    pub fn typos(word: &'a str) -> Option<Expansion<'a>> {
+        let chars = word.chars().count();
+        if chars < TYPO_MIN_CHARS {
+            return None;
+        }
+        let first = word.chars().next()?.len_utf8();
+        let edits = if chars >= TWO_TYPOS_MIN_CHARS { 2 } else { 1 };
+        Some(Expansion {
+            word,
+            stem: word,
+            expands: false,
+            others: 0,
+            typos: Some((edits, &word[..first])),
+        })
+    }
+
+    /// Whether this walk takes terms a typo away rather than terms that start with the word.
+    pub fn is_typos(&self) -> bool {
+        self.typos.is_some()
     }
 
     /// Where the walk starts: every term it may take sorts at or after this.
     pub fn start(&self) -> &'a str {
-        if self.expands { self.stem } else { self.word }
+        match self.typos {
+            Some((_, first)) => first,
+            None if self.expands => self.stem,
+            None => self.word,
+        }
+    }
+
+    /// Whether `term` is within the typos this walk forgives.
+    fn a_typo_away(&self, edits: usize, term: &str) -> bool {
+        let (a, b) = (self.word.chars().count(), term.chars().count());
+        a.abs_diff(b) <= edits && strsim::osa_distance(self.word, term) <= edits
     }
 
     /// Whether to take `term`, the next in byte order (`None`: no later term is taken).
     pub fn offer(&mut self, term: &str) -> Option<bool> {
+        if let Some((edits, first)) = self.typos {
+            if !term.starts_with(first) || self.others == MAX_EXPANSIONS {
+                return None;
+            }
+            let take = self.a_typo_away(edits, term);
+            self.others += usize::from(take);
+            return Some(take);
+        }
         if term == self.word {
             return Some(true);
         }
@@ -136,7 +192,10 @@ impl<'a> Expansion<'a> {
 
     /// Whether the walk may take `term` (a cheap test before the walk).
     pub fn may_take(&self, term: &str) -> bool {
-        term == self.word || (self.expands && term.starts_with(self.stem))
+        match self.typos {
+            Some((edits, first)) => term.starts_with(first) && self.a_typo_away(edits, term),
+            None => term == self.word || (self.expands && term.starts_with(self.stem)),
+        }
     }
 }
 
@@ -233,5 +292,72 @@ mod tests {
         let longer = term_weight("config", "configuration", 3, 100);
         assert!((longer / exact - 6.0 / 13.0).abs() < 1e-12);
         assert!(term_weight("ab", "ab", 1, 100) > term_weight("ab", "ab", 50, 100));
+    }
+
+    /// The terms a typo walk over `sorted` takes for `word`.
+    fn typos<'a>(word: &str, sorted: &[&'a str]) -> Vec<&'a str> {
+        let mut walk = Expansion::typos(word).unwrap();
+        let start = walk.start();
+        let mut out = Vec::new();
+        for term in sorted.iter().filter(|t| **t >= start) {
+            match walk.offer(term) {
+                None => break,
+                Some(true) => {
+                    assert!(walk.may_take(term));
+                    out.push(*term)
+                }
+                Some(false) => assert!(!walk.may_take(term)),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn long_words_forgive_typos_but_not_in_the_first_letter() {
+        let mut sorted = vec![
+            "dependencies",
+            "dependency",
+            "depends",
+            "preprocessor",
+            "preprocessors",
+            "processor",
+            "recieve",
+            "receive",
+            "receiver",
+            "route",
+            "router",
+            "routes",
+            "xreceive",
+        ];
+        sorted.sort();
+        // Two edits for a word of eight characters or more.
+        assert_eq!(typos("dependancies", &sorted), ["dependencies"]);
+        assert_eq!(
+            typos("preprocesor", &sorted),
+            ["preprocessor", "preprocessors"]
+        );
+        // A swap of neighbours is one edit; one edit only under eight characters.
+        assert_eq!(typos("recieve", &sorted), ["receive", "recieve"]);
+        assert_eq!(typos("ruote", &sorted), ["route"]);
+        // A typo in the first letter is not forgiven.
+        assert!(typos("eceive", &sorted).is_empty());
+        // Short words have no typo walk.
+        assert!(Expansion::typos("rout").is_none());
+        assert!(Expansion::typos("routé").is_some());
+        // The walk stops at the cap.
+        let mut many: Vec<String> = (1..5)
+            .flat_map(|at| {
+                ('a'..='z').map(move |c| {
+                    let mut word: Vec<char> = "abcde".chars().collect();
+                    word[at] = c;
+                    word.into_iter().collect()
+                })
+            })
+            .collect();
+        many.sort();
+        many.dedup();
+        let sorted: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(sorted.len() > MAX_EXPANSIONS);
+        assert_eq!(typos("abcde", &sorted).len(), MAX_EXPANSIONS);
     }
 }
