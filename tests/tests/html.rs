@@ -1,7 +1,7 @@
 //! Every kind of HTML page the app serves, checked by the W3C's Nu HTML Checker: a docs page,
 //! a subproject's landing page and listing, a project listing, `/docs/` itself, a search
-//! results page, the overview landing page, each bundled overview and both 404 pages. None may
-//! have an error.
+//! results page, the overview landing page, each bundled overview, both 404 pages and two
+//! versions of a versioned page. None may have an error.
 //!
 //! The checker comes from npm (`vnu-jar`, pinned in `tests/vnu/package-lock.json`; `.ci/run`
 //! installs it) and runs on Java (Debian: `default-jre-headless`). Without them the test is
@@ -12,7 +12,7 @@ use std::process::Command;
 
 use dochub_overview::OVERVIEWS;
 use dochub_tests::browser::in_ci;
-use dochub_tests::{TestApp, fixture, repo_root};
+use dochub_tests::{TestApp, copy_tree, fixture, repo_root};
 
 /// The checker's jar, when it and Java are installed.
 fn vnu_jar() -> Result<PathBuf, String> {
@@ -99,6 +99,21 @@ async fn the_nu_checker_finds_no_error_on_any_kind_of_page() {
         .await
         .expect("app starts");
     save(&app, "/docs/alpha/reference/", 200, dir.path(), &mut files).await;
+    app.stop().await;
+
+    // A versioned project: the latest version's page and an older one's, with the switcher,
+    // the older-version notice, its canonical link and a callout.
+    let versions = tempfile::tempdir().expect("temp dir");
+    copy_tree(&fixture("versions"), versions.path());
+    std::fs::create_dir_all(versions.path().join("_overviews")).expect("mkdir");
+    let app = TestApp::builder()
+        .content(versions.path())
+        .start()
+        .await
+        .expect("app starts");
+    for path in ["/docs/spin/v1/install", "/docs/spin/v2/install"] {
+        save(&app, path, 200, dir.path(), &mut files).await;
+    }
     app.stop().await;
 
     // One run over every file: the JVM's start is the slow part.

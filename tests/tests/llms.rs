@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dochub_tests::{TestApp, fixture, repo_root};
+use dochub_tests::{TestApp, copy_tree, fixture, repo_root};
 use reqwest::redirect::Policy;
 use reqwest::{Client, StatusCode};
 
@@ -545,19 +545,6 @@ async fn prebuilt_answers_match_the_tree_and_never_go_stale() {
 
 /// The public origin some tests configure: every link of `/llms.txt` starts with it.
 const SITE_URL: &str = "https://docs.example.com";
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read fixture") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
 
 #[test]
 fn link_lines_are_read_as_the_convention_writes_them() {

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use dochub_tests::{TestApp, fixture};
+use dochub_tests::{TestApp, copy_tree, fixture};
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 
@@ -18,19 +18,6 @@ fn content_tree() -> tempfile::TempDir {
     copy_tree(&fixture("versions"), dir.path());
     std::fs::create_dir_all(dir.path().join("_overviews")).expect("mkdir");
     dir
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read fixture") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// One app on the tree and one on a build of it (`SERVE_PREBUILT`).
