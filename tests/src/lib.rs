@@ -61,6 +61,15 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+/// A copy of the `versions` fixture, with the `_overviews` folder the overview component
+/// mounts: the versioned project that several suites serve.
+pub fn versions_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&fixture("versions"), dir.path());
+    std::fs::create_dir_all(dir.path().join("_overviews")).expect("mkdir");
+    dir
+}
+
 /// Builds the components once per test process with the manifest's own build commands.
 pub fn ensure_components_built() -> anyhow::Result<()> {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();

@@ -4,9 +4,8 @@
 //! version opens the same page there, and a search from the page keeps to its version. Writes
 //! `docs-versions-<mode>.png` to the screenshot folder (never the repository).
 
+use dochub_tests::TestApp;
 use dochub_tests::browser::{Browser, screenshot_dir};
-use dochub_tests::copy_tree;
-use dochub_tests::{TestApp, fixture};
 use fantoccini::Locator;
 use serde_json::Value as Json;
 
@@ -65,9 +64,7 @@ async fn the_version_switcher_in_light_and_dark() {
     else {
         return;
     };
-    let content = tempfile::tempdir().expect("temp dir");
-    copy_tree(&fixture("versions"), content.path());
-    std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");
+    let content = dochub_tests::versions_tree();
     let app = TestApp::builder()
         .content(content.path())
         .start()

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use dochub_overview::OVERVIEWS;
 use dochub_tests::browser::in_ci;
-use dochub_tests::{TestApp, copy_tree, fixture, repo_root};
+use dochub_tests::{TestApp, fixture, repo_root};
 
 /// The checker's jar, when it and Java are installed.
 fn vnu_jar() -> Result<PathBuf, String> {
@@ -103,9 +103,7 @@ async fn the_nu_checker_finds_no_error_on_any_kind_of_page() {
 
     // A versioned project: the latest version's page and an older one's, with the switcher,
     // the older-version notice, its canonical link and a callout.
-    let versions = tempfile::tempdir().expect("temp dir");
-    copy_tree(&fixture("versions"), versions.path());
-    std::fs::create_dir_all(versions.path().join("_overviews")).expect("mkdir");
+    let versions = dochub_tests::versions_tree();
     let app = TestApp::builder()
         .content(versions.path())
         .start()

@@ -14,8 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use dochub_tests::browser::in_ci;
-use dochub_tests::copy_tree;
-use dochub_tests::{TestApp, fixture, repo_root};
+use dochub_tests::{TestApp, repo_root};
 use serde_json::Value as Json;
 
 const CATEGORIES: [&str; 4] = ["performance", "accessibility", "best-practices", "seo"];
@@ -58,9 +57,7 @@ async fn every_category_scores_100_in_light_and_dark() {
     let app = TestApp::builder().start().await.expect("app starts");
     // An older version's page with callouts, from a fixture tree: the bundled docs have no
     // versions of their own to show. Its canonical link names the latest on the same origin.
-    let versions = tempfile::tempdir().expect("temp dir");
-    copy_tree(&fixture("versions"), versions.path());
-    std::fs::create_dir_all(versions.path().join("_overviews")).expect("mkdir");
+    let versions = dochub_tests::versions_tree();
     let versioned = TestApp::builder()
         .content(versions.path())
         .start()

@@ -855,9 +855,7 @@ async fn the_reference_parser_reads_the_links_to_the_parts() {
 /// as the reference parser reads it, on the tree and on a build alike.
 #[tokio::test(flavor = "multi_thread")]
 async fn older_versions_are_optional_in_llms_txt() {
-    let content = tempfile::tempdir().expect("temp dir");
-    copy_tree(&fixture("versions"), content.path());
-    std::fs::create_dir_all(content.path().join("_overviews")).expect("mkdir");
+    let content = dochub_tests::versions_tree();
     let build = tempfile::tempdir().expect("build dir");
     let (prebuilt, live) = prebuilt_and_live(content.path(), build.path(), false).await;
     let text = get(&live, "/llms.txt").await.text();

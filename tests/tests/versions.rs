@@ -6,19 +6,11 @@
 
 use std::path::Path;
 
-use dochub_tests::{TestApp, copy_tree, fixture};
+use dochub_tests::TestApp;
 use reqwest::StatusCode;
 use reqwest::redirect::Policy;
 
 const SITE_URL: &str = "https://docs.example.com";
-
-/// A copy of the fixture, with the `_overviews` folder the overview component mounts.
-fn content_tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&fixture("versions"), dir.path());
-    std::fs::create_dir_all(dir.path().join("_overviews")).expect("mkdir");
-    dir
-}
 
 /// One app on the tree and one on a build of it (`SERVE_PREBUILT`).
 async fn live_and_prebuilt(content: &Path, build: &Path) -> Vec<(&'static str, TestApp)> {
@@ -74,7 +66,7 @@ fn paths(json: &serde_json::Value) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn pages_of_a_versioned_project_switch_versions_and_name_the_latest() {
-    let content = content_tree();
+    let content = dochub_tests::versions_tree();
     let build = tempfile::tempdir().expect("build dir");
     for (kind, app) in live_and_prebuilt(content.path(), build.path()).await {
         // An older version's page that the latest has too: switcher, notice, canonical.
@@ -194,7 +186,7 @@ async fn pages_of_a_versioned_project_switch_versions_and_name_the_latest() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn search_keeps_to_a_version_when_asked() {
-    let content = content_tree();
+    let content = dochub_tests::versions_tree();
     let build = tempfile::tempdir().expect("build dir");
     let mut answers = Vec::new();
     for (kind, app) in live_and_prebuilt(content.path(), build.path()).await {
@@ -269,7 +261,7 @@ async fn search_keeps_to_a_version_when_asked() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_versions_list_of_nothing_real_serves_like_none() {
-    let content = content_tree();
+    let content = dochub_tests::versions_tree();
     let project = content.path().join("spin/_project.yaml");
     for yaml in [
         "versions: v2\n",
