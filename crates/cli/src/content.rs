@@ -48,5 +48,8 @@ pub fn build(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         index.bytes as f64 / 1e6,
         started.elapsed().as_secs_f64()
     );
+    for page in &index.plain_code {
+        eprintln!("warning: {page}: a code block took too long to highlight and is shown plain");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -97,6 +97,29 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A code block that loops its grammar (found in the Cargo book) is shown plain, and the build
+/// names its page rather than hanging or passing over it in silence.
+#[test]
+fn build_names_pages_whose_code_could_not_be_highlighted() {
+    let content = tempfile::tempdir().unwrap();
+    let guide = content.path().join("tool/guide");
+    fs::create_dir_all(&guide).unwrap();
+    fs::write(
+        guide.join("loops.md"),
+        "# Loops\n\n```js\n /*\n */\n \"k\": true\n /* `-`\n```\n",
+    )
+    .unwrap();
+    fs::write(guide.join("fine.md"), "# Fine\n\n```js\nlet x = 1;\n```\n").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = dochub(&[Path::new("build"), content.path(), out.path()]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim(),
+        "warning: tool/guide/loops: a code block took too long to highlight and is shown plain"
+    );
+    assert!(stdout(&o).contains("indexed 2 pages"), "{o:?}");
+}
+
 #[test]
 fn build_of_a_missing_root_fails_clearly() {
     let out = tempfile::tempdir().unwrap();

@@ -35,7 +35,7 @@ pub fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, IndexError> {
 }
 
 /// What [`write_build`] wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildSummary {
     /// Project manifests written.
     pub projects: usize,

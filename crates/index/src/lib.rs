@@ -230,7 +230,7 @@ pub enum Scope<'a> {
 }
 
 /// What [`write_index`] wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexSummary {
     /// Pages indexed.
     pub pages: usize,
@@ -242,6 +242,9 @@ pub struct IndexSummary {
     pub bytes: u64,
     /// Bytes of the page files indexed.
     pub corpus_bytes: u64,
+    /// Pages (`<project>/<subproject>/<page>`) with a code block that its grammar could not
+    /// highlight in time: the block is shown plain.
+    pub plain_code: Vec<String>,
 }
 
 /// Where the check of a copied build is kept from one request to the next (a Spin component
@@ -516,6 +519,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Index
         stats,
         code,
         redirects,
+        plain_code,
     } = scan_pages(root, &numbers)?;
     for s in projects.iter_mut().flat_map(|p| &mut p.subprojects) {
         let numbers = sub_pages.get(s.number as usize).into_iter().flatten();
@@ -581,6 +585,7 @@ pub fn write_index(root: &ContentRoot, out: &Path) -> Result<IndexSummary, Index
         terms: term_list.len(),
         bytes: dir_size(&dir)?,
         corpus_bytes,
+        plain_code,
     })
 }
 
@@ -646,6 +651,8 @@ struct PageScan {
     code: code::CodeWriter,
     /// Old path -> the page that claims it first, sorted, without old paths that are pages.
     redirects: Vec<(String, PagePath)>,
+    /// Pages with a code block that missed the highlighter's deadline.
+    plain_code: Vec<String>,
 }
 
 /// Each fenced code block of `body` that a grammar knows, highlighted: `(key, html)`.
@@ -678,6 +685,7 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, IndexEr
         stats: CorpusStats::default(),
         code: code::CodeWriter::default(),
         redirects: Vec::new(),
+        plain_code: Vec::new(),
     };
     // Pages without `updated` get their last commit's date (none outside a git work tree).
     let commit_dates = git::last_commit_dates(root.path());
@@ -705,8 +713,14 @@ fn scan_pages(root: &ContentRoot, numbers: &Numbers) -> Result<PageScan, IndexEr
         }
         let parsed = parse_page(id, &raw);
         #[cfg(feature = "highlight")]
-        scan.code
-            .push(&highlighted_blocks(&highlighter, &parsed.body));
+        {
+            let given_up = highlighter.given_up();
+            scan.code
+                .push(&highlighted_blocks(&highlighter, &parsed.body));
+            if highlighter.given_up() > given_up {
+                scan.plain_code.push(format!("{p}/{s}/{id}"));
+            }
+        }
         #[cfg(not(feature = "highlight"))]
         scan.code.push(&[]);
         let (analysed, headings) = page_analysis(id, &parsed);
