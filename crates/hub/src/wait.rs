@@ -11,10 +11,15 @@
 //! whole wait, 64 waiters would take every connection of the pool, and every other request
 //! would queue behind them. On SQLite, which has no pool, it keeps its one connection.
 //!
+//! A look that gets no connection in time, or finds the database busy, takes nothing and is
+//! skipped: the next look tries again. Only when the wait ends on such a failure does the
+//! request end with it, so an empty answer always means that nothing came.
+//!
 //! The answer's head (`200`) goes out when the wait starts; while waiting, a long-poll writes
-//! one space per look (JSON may start with white space) and a stream a comment line every
-//! [`KEEP_ALIVE`]. A write fails once the client has gone, and the request stops there: an
-//! acknowledging long-poll whose client gave up takes nothing.
+//! a space (JSON may start with white space) every [`KEEP_ALIVE`] and before it takes the
+//! messages it found, and a stream a comment line every [`KEEP_ALIVE`]. A write fails once the
+//! client has gone, and the request stops there: an acknowledging long-poll whose client gave
+//! up takes nothing.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -30,7 +35,7 @@ pub type Connect<'a, S, C> = &'a dyn Fn() -> Result<Hub<S, C>, HubError>;
 /// The first look at the store after a wait starts.
 pub const FIRST_LOOK: Duration = Duration::from_millis(50);
 /// The longest pause between two looks: a message waits at most this long to be seen.
-pub const LOOK_EVERY: Duration = Duration::from_millis(200);
+pub const LOOK_EVERY: Duration = Duration::from_millis(400);
 /// An event stream writes a comment line at least this often, so that idle connections stay
 /// open through proxies, a client that left is noticed within a few seconds, and a host that
 /// stops silent responses (`dochub-host` after its request timeout) sees the stream moving.
@@ -96,8 +101,9 @@ pub struct WaitingRead {
 
 impl WaitingRead {
     /// Waits until the inbox has messages or the wait ends, then writes the inbox JSON (empty at
-    /// the end of the wait). Before each look it writes a space: if that fails, the client is
-    /// gone and nothing is read, so an acknowledging read whose client gave up takes nothing.
+    /// the end of the wait). Before it reads the messages it found it writes a space: if that
+    /// fails, the client is gone and nothing is read, so an acknowledging read whose client
+    /// gave up takes nothing.
     pub fn run<S: Sql, C: Clock>(
         &self,
         connect: Connect<'_, S, C>,
@@ -106,9 +112,17 @@ impl WaitingRead {
     ) -> Result<(), WaitError> {
         let end = pause.monotonic() + self.wait;
         let mut looks = Looks::default();
+        let mut failed = None;
+        // When the last space went out: one at least every KEEP_ALIVE keeps the connection
+        // moving and notices a client that left.
+        let mut spoken = pause.monotonic();
         loop {
             let now = pause.monotonic();
             if now >= end {
+                // "Nothing came" only when the last look saw the store.
+                if let Some(e) = failed {
+                    return Err(WaitError::Hub(e));
+                }
                 let empty = Inbox {
                     machine: self.machine.to_string(),
                     messages: Vec::new(),
@@ -116,25 +130,43 @@ impl WaitingRead {
                 return write_json(out, &empty);
             }
             pause.sleep(looks.next().min(end - now));
-            out.write_all(b" ")
-                .and_then(|()| out.flush())
-                .map_err(WaitError::ClientLeft)?;
-            let hub = connect()?;
-            if hub.has_unread_at_least(&self.machine, 0, self.importance)? {
-                let inbox = hub.inbox_at_least(
-                    &self.machine,
-                    self.importance,
-                    self.limit,
-                    self.ack,
-                    false,
-                )?;
-                // Empty when a concurrent acknowledging reader took them first: wait on.
-                if !inbox.messages.is_empty() {
-                    return write_json(out, &inbox);
-                }
+            if pause.monotonic().saturating_sub(spoken) >= KEEP_ALIVE {
+                write_flush(out, b" ")?;
+                spoken = pause.monotonic();
+            }
+            match self.look(connect, out) {
+                Ok(Some(inbox)) => return write_json(out, &inbox),
+                Ok(None) => failed = None,
+                Err(WaitError::Hub(e)) if passing(&e) => failed = Some(e),
+                Err(e) => return Err(e),
             }
         }
     }
+
+    /// One look at the inbox: its messages (acknowledged if the read says so), or `None`.
+    /// Before it takes any, it writes a space: a client that left takes nothing.
+    fn look<S: Sql, C: Clock>(
+        &self,
+        connect: Connect<'_, S, C>,
+        out: &mut dyn Write,
+    ) -> Result<Option<Inbox>, WaitError> {
+        let hub = connect()?;
+        if !hub.has_unread_at_least(&self.machine, 0, self.importance)? {
+            return Ok(None);
+        }
+        write_flush(out, b" ")?;
+        let inbox =
+            hub.inbox_at_least(&self.machine, self.importance, self.limit, self.ack, false)?;
+        // Empty when a concurrent acknowledging reader took them first: wait on.
+        Ok((!inbox.messages.is_empty()).then_some(inbox))
+    }
+}
+
+/// Whether a look that failed with `e` is tried again at the next one: no connection could be
+/// had in time (a pool busy with other requests), or the database was too busy. Such a look
+/// took nothing, and one failure should not end a wait that has seconds left.
+fn passing(e: &HubError) -> bool {
+    matches!(e, HubError::Unavailable(_) | HubError::Busy)
 }
 
 /// An event stream, to run once its `200` head is sent.
@@ -163,7 +195,13 @@ impl EventStream {
         write_flush(out, format!("retry: {RETRY_MS}\n\n").as_bytes())?;
         loop {
             // The connection goes back before the pause.
-            let messages = connect()?.messages_after(&self.machine, after, STREAM_BATCH)?;
+            let (messages, failed) = match connect()
+                .and_then(|hub| hub.messages_after(&self.machine, after, STREAM_BATCH))
+            {
+                Ok(messages) => (messages, None),
+                Err(e) if passing(&e) => (Vec::new(), Some(e)),
+                Err(e) => return Err(WaitError::Hub(e)),
+            };
             // A full batch: more may be waiting, so the next look comes at once.
             let more = messages.len() == STREAM_BATCH;
             let now = pause.monotonic();
@@ -186,6 +224,10 @@ impl EventStream {
                 quiet_since = now;
             }
             if now >= end {
+                // A stream whose last look failed ends unfinished: the client resumes.
+                if let Some(e) = failed {
+                    return Err(WaitError::Hub(e));
+                }
                 let bye = format!(
                     ": the stream ends after {} s; reconnect with Last-Event-ID: {after}\n\
                      retry: {RETRY_MS}\n\n",

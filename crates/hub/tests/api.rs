@@ -533,11 +533,142 @@ fn a_long_poll_is_woken_by_a_send_on_another_connection() {
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
     assert_eq!(res.status, 200);
     let text = String::from_utf8(res.body).unwrap();
-    // One space per look while it waited, then the inbox.
+    // A space before the messages were taken, then the inbox.
     assert!(text.starts_with(' '), "{text:?}");
     let value: Value = serde_json::from_str(text.trim_start()).unwrap();
     assert_eq!(value["messages"][0]["id"], sent.id);
     assert_eq!(value["messages"][0]["read"], true);
+}
+
+/// A long-poll on `machine` in its waiting phase: the [`Later`] that `answer` hands back.
+fn waiting_read(hub: &Hub<SqliteDb>, uri: &str) -> dochub_hub::api::Later {
+    let request = http::Request::builder()
+        .uri(uri)
+        .body(Body::Bytes(Vec::new()))
+        .unwrap();
+    match dochub_hub::api::answer(hub, &HubAuth::new("development", ""), request) {
+        dochub_hub::api::Answer::Later(later) => later,
+        dochub_hub::api::Answer::Now(response) => panic!("answered at once: {}", response.status),
+    }
+}
+
+/// Looks that get no connection from the pool (a host's connect timeout under load) are
+/// skipped: the wait goes on and a message sent meanwhile is delivered, read once.
+#[test]
+fn a_long_poll_survives_looks_that_get_no_connection() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    let later = waiting_read(&hub, "/api/inbox/b?wait=10&ack=true");
+    let looks = std::cell::Cell::new(0);
+    let connect = || {
+        looks.set(looks.get() + 1);
+        if looks.get() == 2 {
+            let send = dochub_hub::SendRequest::from_json(br#"{"from":"a","to":"b","body":"hi"}"#);
+            db.hub().send(&send.unwrap(), None).unwrap();
+        }
+        if looks.get() <= 3 {
+            return Err(dochub_hub::HubError::Unavailable(
+                "no free connection".into(),
+            ));
+        }
+        Ok(db.hub())
+    };
+    let mut body = Vec::new();
+    later
+        .run(
+            &connect,
+            &dochub_hub::wait::ThreadPause::default(),
+            &mut body,
+        )
+        .unwrap();
+    assert_eq!(looks.get(), 4);
+    let value: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(value["messages"][0]["body"], "hi");
+    assert_eq!(value["messages"][0]["read"], true);
+    let left = hub
+        .inbox(
+            &dochub_hub::MachineName::parse("b", "machine").unwrap(),
+            10,
+            false,
+            false,
+        )
+        .unwrap();
+    assert!(left.messages.is_empty(), "read once: {left:?}");
+}
+
+/// A wait whose every look failed does not answer "nothing came": it ends with the failure.
+#[test]
+fn a_long_poll_that_never_saw_the_store_ends_with_the_failure() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    let later = waiting_read(&hub, "/api/inbox/b?wait=1");
+    let connect = || -> Result<Hub<SqliteDb>, _> {
+        Err(dochub_hub::HubError::Unavailable(
+            "no free connection".into(),
+        ))
+    };
+    let mut body = Vec::new();
+    let outcome = later.run(
+        &connect,
+        &dochub_hub::wait::ThreadPause::default(),
+        &mut body,
+    );
+    assert!(
+        matches!(
+            outcome,
+            Err(dochub_hub::wait::WaitError::Hub(
+                dochub_hub::HubError::Unavailable(_)
+            ))
+        ),
+        "{outcome:?}"
+    );
+    assert!(body.iter().all(|&b| b == b' '), "{body:?}");
+}
+
+/// An event stream goes on past looks that get no connection, and delivers what came.
+#[test]
+fn an_event_stream_survives_looks_that_get_no_connection() {
+    let db = TestDb::new();
+    let limits = Limits {
+        max_wait: std::time::Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let open = || Hub::with_clock(SqliteDb::open(&db.path()), dochub_hub::SystemClock, limits);
+    let request = http::Request::builder()
+        .uri("/api/inbox/b/events")
+        .body(Body::Bytes(Vec::new()))
+        .unwrap();
+    let dochub_hub::api::Answer::Later(later) =
+        dochub_hub::api::answer(&open(), &HubAuth::new("development", ""), request)
+    else {
+        panic!("a stream answers later");
+    };
+    let looks = std::cell::Cell::new(0);
+    let connect = || {
+        looks.set(looks.get() + 1);
+        if looks.get() == 1 {
+            let send = dochub_hub::SendRequest::from_json(br#"{"from":"a","to":"b","body":"hi"}"#);
+            open().send(&send.unwrap(), None).unwrap();
+        }
+        if looks.get() <= 2 {
+            return Err(dochub_hub::HubError::Unavailable(
+                "no free connection".into(),
+            ));
+        }
+        Ok(open())
+    };
+    let mut body = Vec::new();
+    later
+        .run(
+            &connect,
+            &dochub_hub::wait::ThreadPause::default(),
+            &mut body,
+        )
+        .unwrap();
+    let text = String::from_utf8(body).unwrap();
+    assert_eq!(text.matches("\ndata: ").count(), 1, "{text}");
+    assert!(text.contains(r#""body":"hi""#), "{text}");
+    assert!(text.ends_with("retry: 1000\n\n"), "{text}");
 }
 
 #[test]
