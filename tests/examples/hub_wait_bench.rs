@@ -18,6 +18,11 @@ use dochub_tests::{AppBuilder, TestApp};
 use reqwest::Client;
 
 const ROUNDS: usize = 100;
+/// Milliseconds after which a waiter looks at the store at its steady pace.
+const STEADY_AFTER: u64 = 1_000;
+/// The hub's longest pause between two looks (`dochub_hub::wait::LOOK_EVERY`), in
+/// milliseconds: the wake rounds spread their sends over it.
+const LOOK_EVERY_MS: u64 = 400;
 const WAITERS: usize = 100;
 const IDLE_SECONDS: u64 = 30;
 /// Long enough for the waiters to outlast the idle period.
@@ -85,8 +90,10 @@ async fn wake(c: &Client, wait_base: &str, send_base: &str) -> anyhow::Result<Ve
             c.clone(),
             format!("{wait_base}/api/inbox/{machine}?wait=20&ack=true"),
         ));
-        // Somewhere between two looks at the store.
-        tokio::time::sleep(Duration::from_millis(300 + (round as u64 * 37) % 250)).await;
+        // Once the looks keep their steady pace (after 1 s), at points spread over one pause
+        // between looks: a waiter that has waited a while, as most have.
+        let at = STEADY_AFTER + round as u64 * LOOK_EVERY_MS / ROUNDS as u64;
+        tokio::time::sleep(Duration::from_millis(at)).await;
         send(c, send_base, &machine).await?;
         let sent = Instant::now();
         let woken = waiter.await??;
