@@ -1,8 +1,10 @@
 #!/bin/sh
 # API benchmark (not a test; figures depend on the machine): the size of api.wasm, and
-# requests/s with p50/p99 latency of /api/health and /api/manifest (plus a raw page and a
-# search) under the local host, loaded by wrk from a second process. Run once on the bundled
-# content with manifests generated per request, once with SERVE_PREBUILT.
+# requests/s with p50/p99 latency of /api/health and /api/manifest (plus a raw page, a search
+# and /overview/) under the local host, loaded by wrk from a second process. Run once on the
+# bundled content with manifests generated per request, once with SERVE_PREBUILT. Each figure
+# is also given as a share of the floor: what the same host answers for a component that does
+# nothing but answer `200 ok` (benches/floor), measured first in the same run.
 #
 # Needs wrk (Debian: apt-get install -y wrk). API_BENCH_SECONDS (default 10) and
 # API_BENCH_CONNECTIONS (default 16) change the load; API_BENCH_PORT (default 3917) the port.
@@ -14,7 +16,7 @@ connections="${API_BENCH_CONNECTIONS:-16}"
 port="${API_BENCH_PORT:-3917}"
 
 cargo build --quiet -p dochub-host -p dochub-cli
-cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub
+cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p floor
 host=target/debug/dochub-host
 work="$(mktemp -d)"
 pid=""
@@ -42,26 +44,44 @@ derive() {
         { print }' spin.toml > "$work/spin-$1.toml"
 }
 
+floor=""
 load() {
     out="$(wrk -t2 -c"$connections" -d"${seconds}s" --latency "http://127.0.0.1:$port$1")"
     rps="$(echo "$out" | awk '/^Requests\/sec/ { print $2 }')"
     p50="$(echo "$out" | awk '$1 == "50%" { print $2 }')"
     p99="$(echo "$out" | awk '$1 == "99%" { print $2 }')"
     errors="$(echo "$out" | awk '/Non-2xx|Socket errors/ { printf "%s ", $0 }')"
-    printf '  %-36s %9s req/s   p50 %-9s p99 %-9s %s\n' "$1" "$rps" "$p50" "$p99" "$errors"
+    share=""
+    if [ -n "$floor" ]; then share="$(awk -v r="$rps" -v f="$floor" 'BEGIN { printf "%5.1f %% of the floor", 100 * r / f }')"; fi
+    printf '  %-36s %9s req/s   p50 %-9s p99 %-9s %s %s\n' "$1" "$rps" "$p50" "$p99" "$share" "$errors"
 }
+
+# Waits until the host started as $pid answers $1, or fails with its log ($2).
+started() {
+    i=0
+    until curl -sf -o /dev/null "http://127.0.0.1:$port$1"; do
+        i=$((i + 1))
+        if [ "$i" -gt 300 ]; then echo "host did not start:" >&2; cat "$2" >&2; exit 1; fi
+        sleep 0.1
+    done
+}
+
+"$host" --manifest benches/floor/spin.toml --listen "127.0.0.1:$port" \
+    --state-dir "$work/state-floor" >"$work/host-floor.log" 2>&1 &
+pid=$!
+started / "$work/host-floor.log"
+echo "the floor (a component that answers 200 ok):"
+load /
+floor="$rps"
+kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 
 for prebuilt in 0 1; do
     derive "$prebuilt"
-    "$host" --manifest "$work/spin-$prebuilt.toml" --listen "127.0.0.1:$port" \
+    # Mounted in place: the derived manifest's folder does not hold the content it mounts.
+    "$host" --manifest "$work/spin-$prebuilt.toml" --listen "127.0.0.1:$port" --direct-mounts \
         --state-dir "$work/state-$prebuilt" >"$work/host-$prebuilt.log" 2>&1 &
     pid=$!
-    i=0
-    until curl -sf -o /dev/null "http://127.0.0.1:$port/api/health"; do
-        i=$((i + 1))
-        if [ "$i" -gt 300 ]; then echo "host did not start:" >&2; cat "$work/host-$prebuilt.log" >&2; exit 1; fi
-        sleep 0.1
-    done
+    started /api/health "$work/host-$prebuilt.log"
     if [ "$prebuilt" = 1 ]; then echo "SERVE_PREBUILT (manifests read from the build):"; else echo "live (manifests generated per request):"; fi
     echo "  $(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2), $connections connections, ${seconds}s per route, $(nproc) cores shared with the host"
     load /api/health
@@ -69,5 +89,6 @@ for prebuilt in 0 1; do
     load /api/manifest/dochub/api
     load /api/raw/dochub/api/routes
     load "/api/search?q=manifest"
+    load /overview/
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 done

@@ -4,7 +4,8 @@
 //! dropped afterwards) — prints sends per second (8 concurrent clients) and the p50 of an inbox
 //! read (`limit=50`, without ack, so the backlog stays put) with 100 and with 100,000 messages
 //! stored (spread over 20 inboxes of 5,000, below the default `hub_max_unread`), and the size of
-//! `hub.wasm`.
+//! `hub.wasm`. Sends are also given as a share of the floor: the same requests answered by a
+//! component that does nothing (`benches/floor`), the most any route could reach.
 //!
 //! Run it with `benches/hub.sh`; set `HUB_BENCH_BIG=<n>` to change the 100,000, `HUB_BENCH_PG=0`
 //! to skip PostgreSQL.
@@ -29,6 +30,18 @@ fn unique(prefix: &str) -> String {
 /// Sends `count` messages spread over `inboxes` from `CLIENTS` concurrent clients; returns sends
 /// per second.
 async fn fill(c: &Client, base: &str, inboxes: &[String], count: usize) -> anyhow::Result<f64> {
+    post_all(c, base, inboxes, count, 201).await
+}
+
+/// Posts `count` sends spread over `inboxes` to `base` from `CLIENTS` concurrent clients, each
+/// answered `status`; returns requests per second.
+async fn post_all(
+    c: &Client,
+    base: &str,
+    inboxes: &[String],
+    count: usize,
+    status: u16,
+) -> anyhow::Result<f64> {
     let start = Instant::now();
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|i| {
@@ -40,7 +53,9 @@ async fn fill(c: &Client, base: &str, inboxes: &[String], count: usize) -> anyho
                     let to = &inboxes[(k * CLIENTS + i) % inboxes.len()];
                     let body = serde_json::json!({"from": from, "to": to, "body": format!("message {k} of {from}")});
                     let res = c.post(format!("{base}/api/send")).json(&body).send().await?;
-                    anyhow::ensure!(res.status() == 201, "send: {}", res.status());
+                    anyhow::ensure!(res.status() == status, "send: {}", res.status());
+                    // Read to the end, so that the connection is kept for the next send.
+                    res.bytes().await?;
                 }
                 anyhow::Ok(())
             })
@@ -75,7 +90,7 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-async fn figures(label: &str, builder: AppBuilder, big: usize) -> anyhow::Result<()> {
+async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> anyhow::Result<()> {
     let app = builder.start().await?;
     let (c, base) = (Client::new(), app.base_url().to_owned());
     let small = vec![unique("bench-100")];
@@ -85,7 +100,10 @@ async fn figures(label: &str, builder: AppBuilder, big: usize) -> anyhow::Result
         .map(|i| unique(&format!("bench-{i}")))
         .collect();
     let rate = fill(&c, &base, &inboxes, big).await?;
-    println!("{label:10} sends/s (8 clients, {big} sends):        {rate:8.0}");
+    println!(
+        "{label:10} sends/s (8 clients, {big} sends):        {rate:8.0}  ({:.1} % of the floor)",
+        rate / floor * 100.0
+    );
     let p_large = read_p50(&c, &base, &inboxes[0]).await?;
     println!(
         "{label:10} inbox-read p50, 100 stored, limit=50:      {:8.2} ms",
@@ -106,7 +124,13 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
-    figures("sqlite", TestApp::builder(), big).await?;
+    // The floor: the same requests to a component that answers 200 and does nothing else.
+    let floor = dochub_tests::serve_floor().await?;
+    let sinks: Vec<String> = (0..INBOXES).map(|i| format!("floor-{i}")).collect();
+    let floor_rate = post_all(&Client::new(), &floor.base_url(), &sinks, big, 200).await?;
+    floor.stop().await;
+    println!("floor      requests/s (8 clients, {big} sends):     {floor_rate:8.0}");
+    figures("sqlite", TestApp::builder(), big, floor_rate).await?;
 
     if std::env::var("HUB_BENCH_PG").as_deref() != Ok("0") {
         let (admin, connection) = tokio_postgres::connect(PG_ADMIN, tokio_postgres::NoTls).await?;
@@ -120,6 +144,7 @@ async fn main() -> anyhow::Result<()> {
             "postgres",
             TestApp::builder().variable("hub_database_url", &url),
             big,
+            floor_rate,
         )
         .await;
         admin

@@ -82,6 +82,46 @@ pub fn ensure_components_built() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!(e))
 }
 
+/// The benchmarks' floor (`benches/floor`): a component that answers `200 ok` and does nothing
+/// else, built and served like the app (under `spin up` when `SPIN_BIN` is set). What a route
+/// costs beyond it is dochub's own work.
+pub async fn serve_floor() -> anyhow::Result<Floor> {
+    let manifest = repo_root().join("benches/floor/spin.toml");
+    let to_build = manifest.clone();
+    tokio::task::spawn_blocking(move || dochub_host::build_components(&to_build)).await??;
+    let state = tempfile::tempdir()?;
+    let server = serve(dochub_host::HostOptions {
+        manifest,
+        listen: "127.0.0.1:0".parse()?,
+        state_dir: Some(state.path().to_owned()),
+        ..dochub_host::HostOptions::default()
+    })
+    .await?;
+    Ok(Floor {
+        server,
+        _state: state,
+    })
+}
+
+/// The floor component, served; see [`serve_floor`].
+pub struct Floor {
+    /// The running server.
+    pub server: Server,
+    _state: tempfile::TempDir,
+}
+
+impl Floor {
+    /// `http://<addr>`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.server.addr())
+    }
+
+    /// Stops it.
+    pub async fn stop(self) {
+        self.server.shutdown().await;
+    }
+}
+
 /// The edge host the tests emulate, from `DOCHUB_EMULATE`; `None`: the default build as `spin up`
 /// runs it.
 pub fn emulated() -> Option<dochub_host::emulate::Platform> {
