@@ -156,19 +156,28 @@ pub fn skip_on_edge(reason: &str) -> bool {
 /// The PostgreSQL server every machine of the project has (trust auth), as its administrator.
 pub const PG_ADMIN: &str = "host=127.0.0.1 port=5432 user=postgres dbname=test";
 
-/// Tests on PostgreSQL take turns. A host pools up to 64 connections per database address, as
-/// Spin does, and the server allows 100 (`max_connections`' default): two busy hosts of two
-/// tests at once can exhaust it, and the loser answers 503.
-static PG_TURN: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+/// See [`crowded_turn`].
+static CROWDED: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
-/// A fresh PostgreSQL database for one test, dropped (with its connections) when this is. A
-/// test holds its turn on the server ([`PG_TURN`]) as long as it holds this.
+/// A turn for a test that sends many requests at once, held from before its hosts start until
+/// they stop: such tests run one at a time. A host pools up to 64 connections per database
+/// address, as Spin does, and the shared PostgreSQL server allows 100 (`max_connections`'
+/// default), so two crowded tests at once can exhaust it and the loser answers 503. Taken once
+/// per test, never while holding another: a test that starts several hosts (or several
+/// [`PgDb`]s, as every app does on the edge build) takes one turn for all of them.
+pub async fn crowded_turn() -> tokio::sync::SemaphorePermit<'static> {
+    CROWDED
+        .acquire()
+        .await
+        .expect("the semaphore is never closed")
+}
+
+/// A fresh PostgreSQL database for one test, dropped (with its connections) when this is.
 pub struct PgDb {
     name: String,
     /// Its URL as Spin takes it (`sslmode=disable`: the local server's certificate is
     /// self-signed, and Spin verifies certificates).
     pub url: String,
-    _turn: tokio::sync::SemaphorePermit<'static>,
 }
 
 impl PgDb {
@@ -177,10 +186,6 @@ impl PgDb {
         if !service_available("127.0.0.1:5432", "PostgreSQL") {
             return None;
         }
-        let turn = PG_TURN
-            .acquire()
-            .await
-            .expect("the semaphore is never closed");
         let (client, connection) = tokio_postgres::connect(PG_ADMIN, tokio_postgres::NoTls)
             .await
             .expect("connect to PostgreSQL");
@@ -196,11 +201,7 @@ impl PgDb {
             .await
             .expect("create a test database");
         let url = format!("postgres://postgres@127.0.0.1:5432/{name}?sslmode=disable");
-        Some(Self {
-            name,
-            url,
-            _turn: turn,
-        })
+        Some(Self { name, url })
     }
 }
 

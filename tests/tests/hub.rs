@@ -551,6 +551,7 @@ on_both!(
 );
 
 async fn eight_concurrent_senders(backend: Backend) {
+    let _crowd = dochub_tests::crowded_turn().await;
     let app = backend.app().start().await.unwrap();
     concurrent_senders(&[app.base_url().to_owned()]).await;
     app.stop().await;
@@ -609,6 +610,7 @@ on_both!(
 /// 50 fresh machines, 5 messages each; per machine, 4 acknowledging readers start together, so
 /// the very first read of each inbox races: every message is returned exactly once.
 async fn first_readers(backend: Backend) {
+    let _crowd = dochub_tests::crowded_turn().await;
     let app = backend.app().start().await.unwrap();
     let (c, base) = (Client::new(), app.base_url().to_owned());
     let machines: Vec<String> = (0..50).map(|i| unique(&format!("fresh{i}"))).collect();
@@ -651,6 +653,7 @@ on_both!(
 );
 
 async fn four_readers(backend: Backend) {
+    let _crowd = dochub_tests::crowded_turn().await;
     let app = backend.app().start().await.unwrap();
     let base = app.base_url().to_owned();
     concurrent_readers(&base, std::slice::from_ref(&base), 600).await;
@@ -666,6 +669,7 @@ on_both!(
 /// Fresh machines register (acknowledging reads) while broadcasts go out: every machine is
 /// listed, none gets a broadcast twice, and each gets every broadcast sent after it registered.
 async fn registration_race(backend: Backend) {
+    let _crowd = dochub_tests::crowded_turn().await;
     let app = backend.app().start().await.unwrap();
     let (c, base) = (Client::new(), app.base_url().to_owned());
     let caster = unique("caster");
@@ -978,6 +982,7 @@ async fn a_host_restart_loses_nothing_on_postgres() {
 /// at the same time deliver every message exactly once, in order.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hosts_sharing_postgres_deliver_exactly_once() {
+    let _crowd = dochub_tests::crowded_turn().await;
     let Some(db) = PgDb::create().await else {
         return;
     };
@@ -1122,6 +1127,7 @@ on_both!(
 /// 40 senders race for an inbox capped at 5: exactly 5 are stored (201), every other send is
 /// refused (507), and the inbox holds 5.
 async fn exact_cap(backend: Backend) {
+    let _crowd = dochub_tests::crowded_turn().await;
     let app = backend
         .app()
         .variable("hub_max_unread", "5")
@@ -1161,6 +1167,7 @@ on_both!(
 
 /// 8 senders × 50 messages at once: read in id order, the timestamps never decrease.
 async fn ordered_timestamps(backend: Backend) {
+    let _crowd = dochub_tests::crowded_turn().await;
     let app = backend.app().start().await.unwrap();
     let (c, base) = (Client::new(), app.base_url().to_owned());
     let target = unique("stamped");
@@ -1366,6 +1373,7 @@ async fn a_hundred_waiters_leave_the_connection_pool_to_others_on_postgres() {
 }
 
 async fn many_waiters(backend: Backend, count: usize) {
+    let _crowd = dochub_tests::crowded_turn().await;
     let app = backend.app().start().await.unwrap();
     let (c, base) = (Client::new(), app.base_url().to_owned());
     let machines: Vec<String> = (0..count).map(|i| unique(&format!("w{i}"))).collect();
@@ -1870,6 +1878,7 @@ async fn an_older_postgres_schema_is_upgraded_in_place() {
 /// reply arrives once, each reply in its thread, and both mailboxes hold each message once.
 #[tokio::test(flavor = "multi_thread")]
 async fn replies_and_reads_racing_on_two_hosts_lose_and_double_nothing() {
+    let _crowd = dochub_tests::crowded_turn().await;
     let Some(db) = PgDb::create().await else {
         return;
     };
