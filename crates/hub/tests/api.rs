@@ -540,8 +540,9 @@ fn a_long_poll_is_woken_by_a_send_on_another_connection() {
     assert_eq!(value["messages"][0]["read"], true);
 }
 
-/// A long-poll on `machine` in its waiting phase: the [`Later`] that `answer` hands back.
-fn waiting_read(hub: &Hub<SqliteDb>, uri: &str) -> dochub_hub::api::Later {
+/// The [`dochub_hub::api::Later`] that `answer` hands back for `uri` (a long-poll of an empty
+/// inbox, or an event stream).
+fn later<C: dochub_hub::Clock>(hub: &Hub<SqliteDb, C>, uri: &str) -> dochub_hub::api::Later {
     let request = http::Request::builder()
         .uri(uri)
         .body(Body::Bytes(Vec::new()))
@@ -552,36 +553,48 @@ fn waiting_read(hub: &Hub<SqliteDb>, uri: &str) -> dochub_hub::api::Later {
     }
 }
 
-/// Looks that get no connection from the pool (a host's connect timeout under load) are
-/// skipped: the wait goes on and a message sent meanwhile is delivered, read once.
-#[test]
-fn a_long_poll_survives_looks_that_get_no_connection() {
-    let db = TestDb::new();
-    let hub = db.hub();
-    let later = waiting_read(&hub, "/api/inbox/b?wait=10&ack=true");
+/// Runs `later` with connections from `open`, of which the first `failing` looks get none (a
+/// host's connect timeout under load); before look `send_at`, `a` sends `hi` to `b`. Returns
+/// the body written and how many looks were made.
+fn run_with_failing_looks<C: dochub_hub::Clock>(
+    later: &dochub_hub::api::Later,
+    open: &dyn Fn() -> Hub<SqliteDb, C>,
+    failing: u32,
+    send_at: u32,
+) -> (Result<(), dochub_hub::wait::WaitError>, Vec<u8>, u32) {
     let looks = std::cell::Cell::new(0);
     let connect = || {
         looks.set(looks.get() + 1);
-        if looks.get() == 2 {
+        if looks.get() == send_at {
             let send = dochub_hub::SendRequest::from_json(br#"{"from":"a","to":"b","body":"hi"}"#);
-            db.hub().send(&send.unwrap(), None).unwrap();
+            open().send(&send.unwrap(), None).unwrap();
         }
-        if looks.get() <= 3 {
+        if looks.get() <= failing {
             return Err(dochub_hub::HubError::Unavailable(
                 "no free connection".into(),
             ));
         }
-        Ok(db.hub())
+        Ok(open())
     };
     let mut body = Vec::new();
-    later
-        .run(
-            &connect,
-            &dochub_hub::wait::ThreadPause::default(),
-            &mut body,
-        )
-        .unwrap();
-    assert_eq!(looks.get(), 4);
+    let outcome = later.run(
+        &connect,
+        &dochub_hub::wait::ThreadPause::default(),
+        &mut body,
+    );
+    (outcome, body, looks.get())
+}
+
+/// Looks that get no connection from the pool are skipped: the wait goes on and a message
+/// sent meanwhile is delivered, read once.
+#[test]
+fn a_long_poll_survives_looks_that_get_no_connection() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    let later = later(&hub, "/api/inbox/b?wait=10&ack=true");
+    let (outcome, body, looks) = run_with_failing_looks(&later, &|| db.hub(), 3, 2);
+    outcome.unwrap();
+    assert_eq!(looks, 4);
     let value: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(value["messages"][0]["body"], "hi");
     assert_eq!(value["messages"][0]["read"], true);
@@ -600,19 +613,8 @@ fn a_long_poll_survives_looks_that_get_no_connection() {
 #[test]
 fn a_long_poll_that_never_saw_the_store_ends_with_the_failure() {
     let db = TestDb::new();
-    let hub = db.hub();
-    let later = waiting_read(&hub, "/api/inbox/b?wait=1");
-    let connect = || -> Result<Hub<SqliteDb>, _> {
-        Err(dochub_hub::HubError::Unavailable(
-            "no free connection".into(),
-        ))
-    };
-    let mut body = Vec::new();
-    let outcome = later.run(
-        &connect,
-        &dochub_hub::wait::ThreadPause::default(),
-        &mut body,
-    );
+    let later = later(&db.hub(), "/api/inbox/b?wait=1");
+    let (outcome, body, _) = run_with_failing_looks(&later, &|| db.hub(), u32::MAX, 0);
     assert!(
         matches!(
             outcome,
@@ -634,37 +636,9 @@ fn an_event_stream_survives_looks_that_get_no_connection() {
         ..Limits::default()
     };
     let open = || Hub::with_clock(SqliteDb::open(&db.path()), dochub_hub::SystemClock, limits);
-    let request = http::Request::builder()
-        .uri("/api/inbox/b/events")
-        .body(Body::Bytes(Vec::new()))
-        .unwrap();
-    let dochub_hub::api::Answer::Later(later) =
-        dochub_hub::api::answer(&open(), &HubAuth::new("development", ""), request)
-    else {
-        panic!("a stream answers later");
-    };
-    let looks = std::cell::Cell::new(0);
-    let connect = || {
-        looks.set(looks.get() + 1);
-        if looks.get() == 1 {
-            let send = dochub_hub::SendRequest::from_json(br#"{"from":"a","to":"b","body":"hi"}"#);
-            open().send(&send.unwrap(), None).unwrap();
-        }
-        if looks.get() <= 2 {
-            return Err(dochub_hub::HubError::Unavailable(
-                "no free connection".into(),
-            ));
-        }
-        Ok(open())
-    };
-    let mut body = Vec::new();
-    later
-        .run(
-            &connect,
-            &dochub_hub::wait::ThreadPause::default(),
-            &mut body,
-        )
-        .unwrap();
+    let later = later(&open(), "/api/inbox/b/events");
+    let (outcome, body, _) = run_with_failing_looks(&later, &open, 2, 1);
+    outcome.unwrap();
     let text = String::from_utf8(body).unwrap();
     assert_eq!(text.matches("\ndata: ").count(), 1, "{text}");
     assert!(text.contains(r#""body":"hi""#), "{text}");
