@@ -53,6 +53,11 @@ const KNOW_ATTEMPTS: usize = 3;
 /// operation is safe to repeat: a send's try writes nothing unless it commits, and the other
 /// writes (registering, acknowledging) are single statements that land whole or not at all.
 const BUSY_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+/// Expired rows are deleted by the first send at least this long after the last purge, not by
+/// every send: a purge is four statements, under SQLite's write lock. Until then they are only
+/// left out: reads, the unread cap and idempotency keys look at creation times, and a cap
+/// that finds no room purges at once before it refuses.
+const PURGE_EVERY_MS: i64 = 60 * 1000;
 
 /// The schema, created on first use and whenever a send finds a counter row missing. Every
 /// statement is idempotent, so a set-up that races another, or follows one that stopped
@@ -87,6 +92,8 @@ const SCHEMA: &[&str] = &[
      (SELECT MAX(created) AS created FROM hub_messages UNION ALL \
       SELECT MAX(created) FROM hub_sends) m \
      WHERE true ON CONFLICT (name) DO NOTHING",
+    // When expired rows were last deleted ([`PURGE_EVERY_MS`]); 0: never.
+    "INSERT INTO hub_counter (name, value) VALUES ('purged', 0) ON CONFLICT (name) DO NOTHING",
 ];
 
 /// The columns added since the first release, by table: [`Hub::upgrade`] adds what a database
@@ -130,15 +137,33 @@ const PG_SEARCH: &[&str] = &[
      WITH (fastupdate = off)",
 ];
 
-/// PostgreSQL only: the unread count of one inbox, up to `cap`. A `VOLATILE` function takes a
-/// fresh snapshot for its query, where the send statement that calls it has the snapshot of
-/// its start, taken before it waited for the counter lock; so the count sees every send that
-/// committed meanwhile, and the unread cap is exact. `locked` is the id the caller allocated
-/// under the lock: passing it makes the call depend on the lock having been taken.
-const PG_UNREAD: &str = "CREATE FUNCTION hub_inbox_unread(inbox TEXT, cap BIGINT, \
-     locked BIGINT) RETURNS BIGINT LANGUAGE sql VOLATILE AS \
-     $$ SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = inbox \
-     AND read_at IS NULL LIMIT cap) n $$";
+/// The first id of a message created at `oldest` or later, `$3` or the SQL parameter `oldest`
+/// (the largest id when there is none): ids follow creation times, so the messages not yet
+/// expired are those from it on, which an inbox's index finds without reading a row.
+fn first_unexpired(oldest: &str) -> String {
+    format!(
+        "COALESCE((SELECT MIN(id) FROM hub_messages WHERE created = \
+         (SELECT MIN(created) FROM hub_messages WHERE created >= {oldest})), \
+         9223372036854775807)"
+    )
+}
+
+/// PostgreSQL only: the count of one inbox's unread messages created at `oldest` or later, up
+/// to `cap`. A `VOLATILE` function takes a fresh snapshot for its query, where the send
+/// statement that calls it has the snapshot of its start, taken before it waited for the
+/// counter lock; so the count sees every send that committed meanwhile, and the unread cap is
+/// exact. `locked` is the id the caller allocated under the lock: passing it makes the call
+/// depend on the lock having been taken. (`hub_inbox_unread` of an earlier release counted
+/// expired messages too, when every send purged them; unused.)
+fn pg_unread() -> String {
+    format!(
+        "CREATE FUNCTION hub_inbox_unread_since(inbox TEXT, cap BIGINT, oldest BIGINT, \
+         locked BIGINT) RETURNS BIGINT LANGUAGE sql VOLATILE AS \
+         $$ SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = inbox \
+         AND read_at IS NULL AND id >= {} LIMIT cap) n $$",
+        first_unexpired("oldest")
+    )
+}
 
 /// How many set-up passes run before giving up. On PostgreSQL, `CREATE ... IF NOT EXISTS`
 /// racing the same statement of another request fails (a duplicate key in `pg_type`); the next
@@ -658,10 +683,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         now: i64,
     ) -> Result<Message, HubError> {
         // Purge first: it forgets recipients without messages, which this send may register.
-        self.purge(now)?;
+        self.purge_when_due(now)?;
         self.touch(&request.from, now)?;
         if let Recipient::Machine(to) = &request.to {
-            self.know(to)?;
+            self.know(to, now)?;
         }
         if let Some(key) = key
             && let Some(sent) = self.earlier_send(request, key, now)?
@@ -669,7 +694,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             return same_request(request, key, sent);
         }
         let thread = match request.reply_to {
-            Some(id) => Some(self.thread_of(&request.from, id)?),
+            Some(id) => Some(self.thread_of(&request.from, id, now)?),
             None => None,
         };
         let stored = match self.db.dialect() {
@@ -851,9 +876,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     }
 
     /// The `SELECT` of the recipients' names (column `name`) with room in their inbox, and its
-    /// parameters `$1`..`$4`. PostgreSQL must be able to type every parameter, so both forms
-    /// name all four. On PostgreSQL it runs inside [`Hub::insert_postgres`]'s statement, after
-    /// the counter lock (`c`): `hub_unread` gets `c.value` so that it cannot run earlier.
+    /// parameters `$1`..`$4`; expired messages take no room, purged or not. PostgreSQL must be
+    /// able to type every parameter, so both forms name all four. On PostgreSQL it runs inside
+    /// [`Hub::insert_postgres`]'s statement, after the counter lock (`c`):
+    /// `hub_inbox_unread_since` gets `c.value` so that it cannot run earlier.
     fn targets(&self, request: &SendRequest, now: i64) -> (String, Vec<SqlValue>) {
         let oldest = now - self.limits.retention_ms;
         let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
@@ -873,11 +899,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             Dialect::Sqlite => format!(
                 "SELECT x.name AS name FROM ({candidates}) x WHERE (SELECT COUNT(*) FROM \
                  (SELECT 1 FROM hub_messages u WHERE u.machine = x.name AND u.read_at IS NULL \
-                 LIMIT $4) n) < $4"
+                 AND u.id >= {} LIMIT $4) n) < $4",
+                first_unexpired("$3")
             ),
             Dialect::Postgres => format!(
                 "SELECT x.name AS name FROM c, ({candidates}) x \
-                 WHERE hub_inbox_unread(x.name, CAST($4 AS BIGINT), c.value) < $4"
+                 WHERE hub_inbox_unread_since(x.name, CAST($4 AS BIGINT), CAST($3 AS BIGINT), \
+                 c.value) < $4"
             ),
         };
         (sql, params)
@@ -894,28 +922,43 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             .and_then(|v| v.as_int()))
     }
 
-    /// The message an earlier send with this key stored, if it is younger than 24 h.
+    /// The message an earlier send with this key stored, if it is younger than 24 h. An older
+    /// record that no purge has deleted yet is deleted here, so that the key is free again.
     fn earlier_send(
         &self,
         request: &SendRequest,
         key: &IdempotencyKey,
         now: i64,
     ) -> Result<Option<Message>, HubError> {
-        let row = self
+        let sender_and_key = [request.from.as_str().into(), key.as_str().into()];
+        let Some(row) = self
             .query(
                 &format!(
-                    "SELECT {MESSAGE_COLUMNS} FROM hub_sends \
-                     WHERE sender = $1 AND idem_key = $2 AND created >= $3"
+                    "SELECT {MESSAGE_COLUMNS} FROM hub_sends WHERE sender = $1 AND idem_key = $2"
                 ),
-                &[
-                    request.from.as_str().into(),
-                    key.as_str().into(),
-                    (now - IDEMPOTENCY_MS).into(),
-                ],
+                &sender_and_key,
             )?
             .into_iter()
-            .next();
-        row.map(message_of).transpose()
+            .next()
+        else {
+            return Ok(None);
+        };
+        let oldest = now - IDEMPOTENCY_MS;
+        // `created` is the fifth of MESSAGE_COLUMNS.
+        if row
+            .get(4)
+            .and_then(SqlValue::as_int)
+            .is_some_and(|created| created < oldest)
+        {
+            let mut params = sender_and_key.to_vec();
+            params.push(oldest.into());
+            self.execute(
+                "DELETE FROM hub_sends WHERE sender = $1 AND idem_key = $2 AND created < $3",
+                &params,
+            )?;
+            return Ok(None);
+        }
+        message_of(row).map(Some)
     }
 
     /// Deletes and returns the messages of the answer `window` ([`answer_ids`]'s parameters).
@@ -963,11 +1006,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
 
     /// The thread of message `id` in `machine`'s mailbox (a message it sent or received), which
     /// a reply joins. Not there: the same 404 whether the id exists elsewhere or not at all.
-    fn thread_of(&self, machine: &MachineName, id: u64) -> Result<i64, HubError> {
+    fn thread_of(&self, machine: &MachineName, id: u64, now: i64) -> Result<i64, HubError> {
         let id = i64::try_from(id).unwrap_or(i64::MAX);
+        let oldest = now - self.limits.retention_ms;
         let thread = self.counter(
-            "SELECT COALESCE(thread, id) FROM hub_messages WHERE machine = $1 AND id = $2",
-            &[machine.as_str().into(), id.into()],
+            "SELECT COALESCE(thread, id) FROM hub_messages WHERE machine = $1 AND id = $2 \
+             AND created >= $3",
+            &[machine.as_str().into(), id.into(), oldest.into()],
         )?;
         thread.ok_or_else(|| {
             HubError::NotFound(format!(
@@ -994,6 +1039,17 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// registrations all land). A new name is refused when the hub knows
     /// [`Limits::max_machines`] machines already.
     fn touch(&self, machine: &MachineName, now: i64) -> Result<(), HubError> {
+        match self.touch_once(machine, now) {
+            // Machines that expired since the last purge hold places: free them, then decide.
+            Err(HubError::MachinesFull(_)) => {
+                self.purge(now)?;
+                self.touch_once(machine, now)
+            }
+            other => other,
+        }
+    }
+
+    fn touch_once(&self, machine: &MachineName, now: i64) -> Result<(), HubError> {
         let changed = self.execute(
             &format!(
                 "INSERT INTO hub_machines (name, last_seen) \
@@ -1020,7 +1076,17 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// Registers the recipient of a send as a machine the hub knows, never seen (`last_seen`
     /// 0: no broadcasts, not listed), unless it is known already; refused like a new name in
     /// [`Hub::touch`]. So every inbox belongs to a known machine, and the cap bounds inboxes.
-    fn know(&self, machine: &MachineName) -> Result<(), HubError> {
+    fn know(&self, machine: &MachineName, now: i64) -> Result<(), HubError> {
+        match self.know_once(machine) {
+            Err(HubError::MachinesFull(_)) => {
+                self.purge(now)?;
+                self.know_once(machine)
+            }
+            other => other,
+        }
+    }
+
+    fn know_once(&self, machine: &MachineName) -> Result<(), HubError> {
         let name = [machine.as_str().into()];
         // On PostgreSQL the look, the insert and the check are separate statements: another
         // send's purge may forget a never-seen name between an insert that met it and the
@@ -1066,6 +1132,27 @@ impl<S: Sql, C: Clock> Hub<S, C> {
 
     fn machine_cap(&self) -> i64 {
         i64::try_from(self.limits.max_machines).unwrap_or(i64::MAX)
+    }
+
+    /// [`Hub::purge`], when the last one is at least [`PURGE_EVERY_MS`] old (or in the future:
+    /// a clock that was set back). Of concurrent sends that find it due, the one whose claim
+    /// lands purges.
+    fn purge_when_due(&self, now: i64) -> Result<(), HubError> {
+        let last = self
+            .counter("SELECT value FROM hub_counter WHERE name = 'purged'", &[])?
+            .ok_or_else(unprepared)?;
+        if last > now - PURGE_EVERY_MS && last <= now {
+            return Ok(());
+        }
+        let claimed = self.counter(
+            "UPDATE hub_counter SET value = $1 WHERE name = 'purged' AND value = $2 \
+             RETURNING value",
+            &[now.into(), last.into()],
+        )?;
+        if claimed.is_some() {
+            self.purge(now)?;
+        }
+        Ok(())
     }
 
     /// Deletes what has expired: unread messages and machines past the retention period,
@@ -1146,10 +1233,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             pass += 1;
         }
         let counters = self.counter(
-            "SELECT COUNT(*) FROM hub_counter WHERE name IN ('ids', 'clock')",
+            "SELECT COUNT(*) FROM hub_counter WHERE name IN ('ids', 'clock', 'purged')",
             &[],
         )?;
-        if counters != Some(2) {
+        if counters != Some(3) {
             return Err(HubError::Unprepared(
                 "the hub's counter rows are missing after set-up".to_owned(),
             ));
@@ -1205,12 +1292,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 // (`hub_unread` of the first release counted read rows it never kept; unused.)
                 if self
                     .query(
-                        "SELECT 1 FROM pg_proc WHERE proname = 'hub_inbox_unread'",
+                        "SELECT 1 FROM pg_proc WHERE proname = 'hub_inbox_unread_since'",
                         &[],
                     )?
                     .is_empty()
                 {
-                    self.execute(PG_UNREAD, &[])?;
+                    self.execute(&pg_unread(), &[])?;
                 }
             }
         }

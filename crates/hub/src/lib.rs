@@ -79,14 +79,17 @@
 //!    key belongs to its sender; the same key with another recipient or body is refused (422),
 //!    never answered with the first message.
 //! 8. **Bounded.** An inbox holds at most `hub_max_unread` messages: the count is taken under
-//!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_unread`, a `VOLATILE`
-//!    function whose fresh snapshot sees every send committed before the lock was taken), so
-//!    the cap is exact. The hub knows at most `hub_max_machines` machines (senders, registering
+//!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_inbox_unread_since`, a
+//!    `VOLATILE` function whose fresh snapshot sees every send committed before the lock was
+//!    taken), and counts only messages not yet expired, so the cap is exact. The hub knows at most `hub_max_machines` machines (senders, registering
 //!    readers and every recipient named), so the store holds at most that many inboxes of
 //!    `hub_max_unread` messages of 64 KiB (on PostgreSQL, new names that race may pass the
-//!    machine cap by as many as race). Each send purges messages older than
-//!    `hub_retention_days`, read or not, machines unseen for as long that hold no messages, and
-//!    keys older than 24 h; reads never return expired messages. Read messages beyond
+//!    machine cap by as many as race). At most once a minute, the first send after the
+//!    minute purges messages older than `hub_retention_days`, read or not, machines unseen for
+//!    as long that hold no messages, and keys older than 24 h. In between, expired rows are
+//!    only left out: reads never return them, the unread cap does not count them, a reply
+//!    cannot join them, an expired key is free (its record is deleted when met), and a
+//!    machine cap that finds no room purges at once before it refuses. Read messages beyond
 //!    `hub_max_read` per machine go, oldest first, whenever that machine acknowledges or sends.
 //! 9. **Set-up is idempotent and checked.** Every set-up statement can run any number of times
 //!    (`IF NOT EXISTS`, `ON CONFLICT DO NOTHING`), set-ups racing each other are retried pass by

@@ -498,6 +498,70 @@ fn unread_messages_and_silent_machines_expire_after_the_retention_period() {
     assert_eq!(old, 0, "the expired message was purged by the send");
 }
 
+/// Rows of `machine`'s inbox still on disk (expired or not) holding one of `bodies`.
+fn stored(db: &TestDb, machine: &str, bodies: &[&str]) -> i64 {
+    let list = bodies
+        .iter()
+        .map(|b| format!("'{b}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    SqliteDb::open(&db.path())
+        .conn()
+        .query_row(
+            &format!("SELECT COUNT(*) FROM hub_messages WHERE machine = ?1 AND body IN ({list})"),
+            [machine],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn expired_rows_wait_for_a_purge_a_minute_apart_and_take_no_room_meanwhile() {
+    let db = TestDb::new();
+    let day = 24 * 60 * 60 * 1000;
+    let limits = Limits::from_variables(|name| match name {
+        "hub_retention_days" => "1".to_owned(),
+        "hub_max_unread" => "2".to_owned(),
+        "hub_max_machines" => "3".to_owned(),
+        _ => String::new(),
+    })
+    .unwrap();
+    let clock = ManualClock::at(T0);
+    let hub = db.hub_with(&clock, limits);
+    hub.inbox(&name("silent"), 1, false, true).unwrap();
+    let one = hub.send(&req("a", "b", "one"), Some(&key("k"))).unwrap();
+    hub.send(&req("a", "b", "two"), None).unwrap();
+    assert!(matches!(
+        hub.send(&req("a", "b", "full"), None),
+        Err(HubError::InboxFull(_))
+    ));
+    // A send just before they expire purges (the last purge is a day old) and finds nothing.
+    clock.advance(day - 1_000);
+    hub.send(&req("a", "a", "note to self"), None).unwrap();
+    clock.advance(2_000);
+    // Now "one" and "two" have expired, and the next purge is a minute away.
+    hub.send(&req("a", "b", "three"), None)
+        .expect("expired messages take no room in the inbox");
+    assert_eq!(
+        stored(&db, "b", &["one", "two"]),
+        2,
+        "no purge within a minute of the last"
+    );
+    assert_eq!(bodies(&hub, "b", 10, false), ["three"]);
+    let mut reply = req("a", "b", "re: one");
+    reply.reply_to = Some(one.id);
+    assert!(matches!(hub.send(&reply, None), Err(HubError::NotFound(_))));
+    // The key's record is more than a day old: the key is free again.
+    let again = hub.send(&req("a", "b", "four"), Some(&key("k"))).unwrap();
+    assert!(again.id > one.id);
+    assert_eq!(bodies(&hub, "b", 10, false), ["three", "four"]);
+    // Three machines are known, and `silent` has expired: a new name purges and takes its place.
+    hub.inbox(&name("new"), 1, false, true)
+        .expect("an expired machine's place is free");
+    assert_eq!(names(&hub), ["a", "b", "new"]);
+    assert_eq!(stored(&db, "b", &["one", "two"]), 0, "purged to make room");
+}
+
 #[test]
 fn limits_come_from_variables_with_documented_defaults() {
     let parse = |vars: &[(&str, &str)]| {
