@@ -745,43 +745,42 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         thread: Option<i64>,
         now: i64,
     ) -> Result<Stored, HubError> {
-        let id = self.counter(
-            "UPDATE hub_counter SET value = value + 1 WHERE name = 'ids' RETURNING value",
-            &[],
-        )?;
-        let created = self.counter(
-            "UPDATE hub_counter SET value = MAX(value, $1) WHERE name = 'clock' RETURNING value",
+        // Both counters in one statement: the next id, and the clock moved up to `now`.
+        let counters = self.query(
+            "UPDATE hub_counter SET value = CASE name WHEN 'ids' THEN value + 1 \
+             ELSE MAX(value, $1) END WHERE name IN ('ids', 'clock') RETURNING name, value",
             &[now.into()],
         )?;
-        let (Some(id), Some(created)) = (id, created) else {
+        let counter = |wanted: &str| {
+            counters.iter().find_map(|row| match row.as_slice() {
+                [SqlValue::Text(name), value] if name == wanted => value.as_int(),
+                _ => None,
+            })
+        };
+        let (Some(id), Some(created)) = (counter("ids"), counter("clock")) else {
             return Err(unprepared());
         };
         let (targets, mut params) = self.targets(request, now);
         let fields = message_fields(request, thread.unwrap_or(id));
         params.extend([id.into(), created.into()]);
         params.extend(fields.iter().cloned());
-        let copies = self.execute(
+        // The recipients' copies, unread, and in the same statement the sender's, read ($7 is
+        // the sender, $8 the recipient): a message to itself is in its inbox already.
+        let own = u64::from(request.to.as_str() != request.from.as_str());
+        let stored = self.execute(
             &format!(
                 "INSERT INTO hub_messages (machine, id, created, sender, recipient, body, \
-                 subject, importance, thread, reply_to) \
-                 SELECT t.name, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM ({targets}) t"
+                 subject, importance, thread, reply_to, read_at) \
+                 SELECT t.name, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL FROM ({targets}) t \
+                 UNION ALL SELECT $7, $5, $6, $7, $8, $9, $10, $11, $12, $13, $6 WHERE $7 <> $8"
             ),
             &params,
         )?;
-        if copies == 0 && matches!(request.to, Recipient::Machine(_)) {
+        if stored == own && matches!(request.to, Recipient::Machine(_)) {
             return Ok(Stored::InboxFull);
         }
         let mut row = vec![SqlValue::from(id), created.into()];
         row.extend(fields);
-        // The sender's copy, read: a message to itself is in its inbox already.
-        if request.to.as_str() != request.from.as_str() {
-            self.execute(
-                "INSERT INTO hub_messages (machine, id, created, sender, recipient, body, \
-                 subject, importance, thread, reply_to, read_at) \
-                 VALUES ($3, $1, $2, $3, $4, $5, $6, $7, $8, $9, $2)",
-                &row,
-            )?;
-        }
         self.execute(
             "INSERT INTO hub_search (rowid, subject, body) VALUES ($1, $2, $3)",
             &[id.into(), row[5].clone(), row[4].clone()],

@@ -310,6 +310,11 @@ fn a_full_inbox_refuses_direct_sends_and_is_skipped_by_broadcasts() {
         err.to_string().contains("`full`") && err.to_string().contains("3"),
         "{err}"
     );
+    let sent: Vec<String> = (hub.mailbox(&name("a"), &mailbox(50)).unwrap().messages)
+        .into_iter()
+        .map(|m| m.message.body)
+        .collect();
+    assert_eq!(sent, ["m2", "m1", "m0"], "a refused send leaves no copy");
     hub.send(&req("a", "all", "broadcast"), None).unwrap();
     assert_eq!(bodies(&hub, "roomy", 10, false), ["broadcast"]);
     assert_eq!(bodies(&hub, "full", 10, false), ["m0", "m1", "m2"]);
