@@ -1,26 +1,30 @@
 //! `dochub check --target akamai-functions CONTENT_DIR`: whether the tree, the build `dochub
 //! build` makes of it and the edge build's components fit a Spin edge host's published limits,
-//! before a deploy finds out. The limits are Akamai Functions' "Quotas and limits" page
-//! (<https://techdocs.akamai.com/akamai-functions/docs/quotas-and-limits>), the same figures
+//! before a deploy finds out. The figures are [`dochub_edge_limits`]'s, the same ones
 //! `dochub-host --emulate akamai-functions` applies:
 //!
-//! - the app (components, `content/` and `build/`, each distinct file once) at most 50 MiB;
-//! - no answer over 10 MiB: a page's markdown (`/api/raw`, the twin) and every file served
-//!   whole (overviews, reports), the manifests and `/llms.txt` as the build writes them.
-//!   `/llms-full.txt` is answered in parts of 8 MiB and always fits.
+//! - the app (components, `content/` and `build/`, each distinct file once) within
+//!   [`Platform::max_app_bytes`];
+//! - no answer over [`Platform::max_body_bytes`]: a page's markdown (`/api/raw`, the
+//!   twin) and every file served whole (overviews, reports), the manifests and `/llms.txt` as
+//!   the build writes them. `/llms-full.txt` is answered in parts of 8 MiB and always fits.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use dochub_content::{ContentRoot, Diagnostic, Severity};
+use dochub_edge_limits::Platform;
+
+/// The platform checked against.
+const PLATFORM: Platform = Platform::AkamaiFunctions;
 
 /// The platforms `--target` knows.
-pub const TARGETS: &[&str] = &["akamai-functions"];
+pub const TARGETS: &[&str] = &[PLATFORM.name()];
 
-/// The largest app: 50 MiB.
-const MAX_APP: u64 = 50 << 20;
-/// The largest response body: 10 MiB.
-const MAX_RESPONSE: u64 = 10 << 20;
+/// The largest app.
+const MAX_APP: u64 = PLATFORM.max_app_bytes();
+/// The largest response body.
+const MAX_RESPONSE: u64 = PLATFORM.max_body_bytes();
 
 /// What fits and what does not, and the figures behind it.
 pub struct EdgeReport {
@@ -31,7 +35,7 @@ pub struct EdgeReport {
 }
 
 /// Checks `content_dir` (with the build it makes, and the components `manifest` names when it
-/// exists) against Akamai Functions' limits.
+/// exists) against [`PLATFORM`]'s limits.
 pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeReport> {
     let root = ContentRoot::open(content_dir)?;
     let build = tempfile::tempdir()?;
@@ -76,10 +80,11 @@ pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeRep
             ".",
             Severity::Error,
             format!(
-                "the app would be {}, over the {} Akamai Functions takes (content {}, build {}, \
-                 components {}); largest files: {}",
+                "the app would be {}, over the {} {} takes (content {}, build {}, components {}); \
+                 largest files: {}",
                 mib(total),
                 mib(MAX_APP),
+                PLATFORM.title(),
                 mib(content),
                 mib(built),
                 mib(components),
@@ -101,10 +106,10 @@ pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeRep
                 shown,
                 Severity::Error,
                 format!(
-                    "is {}: served whole, it passes the {} response limit of Akamai Functions; \
-                     split it",
+                    "is {}: served whole, it passes the {} response limit of {}; split it",
                     mib(bytes),
-                    mib(MAX_RESPONSE)
+                    mib(MAX_RESPONSE),
+                    PLATFORM.title()
                 ),
             ));
         }
@@ -120,11 +125,12 @@ pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeRep
                 ".",
                 Severity::Error,
                 format!(
-                    "the manifest {} would be {}, over the {} response limit of Akamai \
-                     Functions: spread the pages over more projects or subprojects",
+                    "the manifest {} would be {}, over the {} response limit of {}: spread the \
+                     pages over more projects or subprojects",
                     relative(&path, build.path()),
                     mib(bytes),
-                    mib(MAX_RESPONSE)
+                    mib(MAX_RESPONSE),
+                    PLATFORM.title()
                 ),
             ));
         }

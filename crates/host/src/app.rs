@@ -15,7 +15,7 @@ use crate::bindings::{
     wasi_store,
 };
 use crate::component::ComponentConfig;
-use crate::emulate::{KvMeter, Platform};
+use crate::emulate::{self, KvMeter, Platform};
 use crate::kv::{KvCtx, KvStores, StoreConfig};
 use crate::limits::Limits;
 use crate::manifest::{AppManifest, FileMount};
@@ -71,7 +71,7 @@ pub struct LoadOptions {
     /// directory); by default every mounted file is copied at start, as `spin up` does.
     pub direct_mounts: bool,
     /// A Spin edge host whose published limits apply ([`crate::emulate`]); `limits` should
-    /// already be its ([`Platform::limits`]).
+    /// already be its ([`emulate::limits`]).
     pub emulate: Option<Platform>,
 }
 
@@ -185,7 +185,7 @@ impl App {
                 .values()
                 .flat_map(|c| c.config.mounts.iter().cloned())
                 .collect();
-            let size = platform.check_app_size(&crate::emulate::app_files(&sources, &mounts))?;
+            let size = emulate::check_app_size(platform, &emulate::app_files(&sources, &mounts))?;
             tracing::info!(
                 "emulating {}: the app is {size} bytes of at most {}",
                 platform.title(),
@@ -274,12 +274,13 @@ impl LoadedComponent {
                 )
             })?;
         if let Some(platform) = options.emulate {
-            platform.check_component(
+            emulate::check_component(
+                platform,
                 id,
                 &component.sqlite_databases,
                 &component.key_value_stores,
             )?;
-            let imports = crate::emulate::import_names(engine, &wasm);
+            let imports = emulate::import_names(engine, &wasm);
             let refused = platform.refused_imports(imports.iter().map(String::as_str));
             if !refused.is_empty() {
                 bail!(

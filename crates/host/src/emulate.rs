@@ -1,221 +1,97 @@
 //! `--emulate akamai-functions`: run an app inside the published limits of a Spin edge host, so
 //! that what is too big, too slow or not offered there fails here first.
 //!
-//! Akamai Functions (formerly Fermyon Wasm Functions; the same platform) publishes its limits on
-//! its "Quotas and limits" page (<https://techdocs.akamai.com/akamai-functions/docs/quotas-and-limits>) and
-//! in the Fermyon Wasm Functions FAQ (<https://developer.fermyon.com/wasm-functions/faq>) and
-//! key-value page (<https://developer.fermyon.com/wasm-functions/using-key-value-store>). Each
-//! rule below is one line of those pages, applied as strictly as the page allows: where it says
-//! "MB" the smaller reading (10^6 bytes) is taken, so a test that passes here passes there as
-//! far as the published facts go. What the pages do not say (what the platform answers when a
-//! body is too big, how a rate limit shows) is emulated as a failure the app must survive:
+//! The figures, and the pages that publish them, are [`dochub_edge_limits`]'s (`dochub check
+//! --target` reads the same ones); this module applies them. What the pages do not say (what
+//! the platform answers when a body is too big, how a rate limit shows) is emulated as a
+//! failure the app must survive:
 //!
 //! | Published | Here |
 //! |---|---|
-//! | App size: 50 MiB | the start is refused when the components plus the files they mount (each distinct file once, as a registry push stores it) pass 50 MiB, naming the largest |
-//! | Memory per request: 128 MiB | `--max-instance-memory` is 128 MiB |
-//! | Request handler duration: 30 s | `--request-timeout` is 30 s, and a body still being sent 30 s after the request arrived is cut off |
-//! | Request and response size: 10 MiB | a request body over it is answered `413` before any component runs; a response whose length says more is replaced by a `500`, and a streamed one is cut off there (the client sees an incomplete response) |
+//! | App size | the start is refused when the components plus the files they mount (each distinct file once, as a registry push stores it) pass it, naming the largest |
+//! | Memory per request | `--max-instance-memory` is set to it |
+//! | Request handler duration | `--request-timeout` is set to it, and a body still being sent that long after the request arrived is cut off |
+//! | Request and response size | a request body over it is answered `413` before any component runs; a response whose length says more is replaced by a `500`, and a streamed one is cut off there (the client sees an incomplete response) |
 //! | SQLite storage: not supported | a component that imports `spin:sqlite` (or `fermyon:spin/sqlite`) or declares `sqlite_databases` is refused at start |
-//! | Key-value: `wasi:keyvalue` store and batch, "the only label allowed is `default`" | a component that imports `wasi:keyvalue/atomics`, or names another store, is refused at start |
-//! | "Runtime configuration is not supported" | `--runtime-config-file` is refused |
-//! | Key-value: 1 MB values, 8 KB keys | a larger `set` fails with an error naming the limit |
-//! | Key-value: 50 writes and 1,000 reads per second per app | operations beyond that in one second fail with an error naming the limit |
+//! | Key-value: store and batch, one label | a component that imports `wasi:keyvalue/atomics`, or names another store, is refused at start |
+//! | Runtime configuration: not supported | `--runtime-config-file` is refused |
+//! | Key-value: value and key sizes | a larger `set` fails with an error naming the limit |
+//! | Key-value: reads and writes per second per app | operations beyond that in one second fail with an error naming the limit |
 //! | PostgreSQL, MySQL, outbound HTTP and Redis, variables | linked as usual |
 //!
 //! Any import not in [`SUPPORTED_IMPORTS`] is refused, naming it: the component would not load
 //! on the platform, and a refusal at start says so before a deploy does.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::bail;
-
-use std::future::Future;
-
+use dochub_edge_limits::KvQuota;
+pub use dochub_edge_limits::{Platform, SUPPORTED_IMPORTS};
 use wasmtime_wasi_http::Error as ErrorCode;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::limits::Limits;
 
-/// A Spin host whose published limits this host can apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Platform {
-    /// Akamai Functions (formerly Fermyon Wasm Functions).
-    AkamaiFunctions,
+/// `limits` with the platform's memory, duration and body limits in place of their own.
+pub fn limits(platform: Platform, limits: &Limits) -> Limits {
+    Limits {
+        max_instance_memory: platform.max_instance_memory(),
+        request_timeout: Some(platform.request_duration()),
+        max_body_bytes: Some(platform.max_body_bytes()),
+        ..limits.clone()
+    }
 }
 
-/// The interfaces Akamai Functions offers a component, as prefixes of import names (the
-/// version follows the `@`): WASI 0.2's command and HTTP worlds, Spin's variables, outbound
-/// PostgreSQL, MySQL and Redis, outbound HTTP, and the key-value store and batch interfaces.
-pub const SUPPORTED_IMPORTS: &[&str] = &[
-    "wasi:cli/",
-    "wasi:clocks/",
-    "wasi:filesystem/",
-    "wasi:io/",
-    "wasi:random/",
-    "wasi:http/",
-    "wasi:config/store",
-    "wasi:keyvalue/store",
-    "wasi:keyvalue/batch",
-    "fermyon:spin/variables",
-    "fermyon:spin/key-value",
-    "fermyon:spin/postgres",
-    "fermyon:spin/mysql",
-    "fermyon:spin/http",
-    "fermyon:spin/redis",
-    "spin:redis/",
-    "spin:postgres/",
-    "spin:mysql/",
-    "spin:variables/",
-    "spin:key-value/",
-];
-
-/// Why an import is not offered, for the imports a Spin app is most likely to have.
-const UNSUPPORTED_BECAUSE: &[(&str, &str)] = &[
-    (
-        "wasi:keyvalue/atomics",
-        "key-value atomics (only store and batch are offered)",
-    ),
-    ("spin:sqlite/", "SQLite storage"),
-    ("fermyon:spin/sqlite", "SQLite storage"),
-    ("wasi:sockets/", "raw sockets"),
-];
-
-/// Key-value quotas per app.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KvQuota {
-    /// The longest key, in bytes.
-    pub max_key_bytes: usize,
-    /// The largest value, in bytes.
-    pub max_value_bytes: usize,
-    /// Writes (set, delete, each pair of a batch) per second, across the app.
-    pub writes_per_second: u32,
-    /// Reads (get, exists, list, each key of a batch) per second, across the app.
-    pub reads_per_second: u32,
+/// Refuses a component that declares SQLite databases where the platform has none, or names a
+/// key-value store other than the one it allows.
+pub fn check_component(
+    platform: Platform,
+    id: &str,
+    sqlite_databases: &[String],
+    key_value_stores: &[String],
+) -> anyhow::Result<()> {
+    let allowed = platform.key_value_label();
+    if let Some(label) = key_value_stores.iter().find(|l| *l != allowed) {
+        bail!(
+            "component `{id}` names the key-value store `{label}`, but {} allows only the \
+             label `{allowed}` (--emulate {})",
+            platform.title(),
+            platform.name()
+        );
+    }
+    if !platform.offers_sqlite() && !sqlite_databases.is_empty() {
+        bail!(
+            "component `{id}` declares sqlite_databases = {sqlite_databases:?}, but {} offers \
+             no SQLite storage (--emulate {})",
+            platform.title(),
+            platform.name()
+        );
+    }
+    Ok(())
 }
 
-impl Platform {
-    /// The platform for a `--emulate` value.
-    pub fn from_name(name: &str) -> Result<Platform, String> {
-        match name {
-            "akamai-functions" | "fermyon-wasm-functions" => Ok(Platform::AkamaiFunctions),
-            other => Err(format!(
-                "unknown platform `{other}`; known: akamai-functions"
-            )),
-        }
+/// Refuses an app whose `files` (the component sources and every mounted file, each distinct
+/// content once) pass the platform's app size; else returns the app's size.
+pub fn check_app_size(platform: Platform, files: &[PathBuf]) -> anyhow::Result<u64> {
+    let size = AppSize::measure(files)?;
+    if size.total > platform.max_app_bytes() {
+        let largest = size
+            .largest
+            .iter()
+            .map(|(bytes, path)| format!("{} ({})", path.display(), mib(*bytes)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        bail!(
+            "the app is {} but {} takes at most {} (--emulate {}); largest files: {largest}",
+            mib(size.total),
+            platform.title(),
+            mib(platform.max_app_bytes()),
+            platform.name()
+        );
     }
-
-    /// The platform's name, as `--emulate` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Platform::AkamaiFunctions => "akamai-functions",
-        }
-    }
-
-    /// The largest app, in bytes: 50 MiB.
-    pub fn max_app_bytes(self) -> u64 {
-        50 << 20
-    }
-
-    /// The largest request or response body, in bytes: 10 MiB.
-    pub fn max_body_bytes(self) -> u64 {
-        10 << 20
-    }
-
-    /// The key-value quotas: 1 MB values, 8 KB keys, 50 writes and 1,000 reads a second.
-    pub fn kv_quota(self) -> KvQuota {
-        KvQuota {
-            max_key_bytes: 8_000,
-            max_value_bytes: 1_000_000,
-            writes_per_second: 50,
-            reads_per_second: 1_000,
-        }
-    }
-
-    /// `limits` with the platform's memory, duration and body limits in place of their own.
-    pub fn limits(self, limits: &Limits) -> Limits {
-        Limits {
-            max_instance_memory: 128 << 20,
-            request_timeout: Some(Duration::from_secs(30)),
-            max_body_bytes: Some(self.max_body_bytes()),
-            ..limits.clone()
-        }
-    }
-
-    /// What is wrong with a component's imports here: one line per import the platform does not
-    /// offer; empty when it offers them all.
-    pub fn refused_imports<'a>(self, imports: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-        imports
-            .into_iter()
-            .filter(|name| !SUPPORTED_IMPORTS.iter().any(|p| name.starts_with(p)))
-            .map(|name| {
-                match UNSUPPORTED_BECAUSE
-                    .iter()
-                    .find(|(p, _)| name.starts_with(p))
-                {
-                    Some((_, why)) => format!("{name} ({why} is not offered)"),
-                    None => format!("{name} (not among the interfaces offered)"),
-                }
-            })
-            .collect()
-    }
-
-    /// Refuses a component that declares SQLite databases or a key-value store but `default`.
-    pub fn check_component(
-        self,
-        id: &str,
-        sqlite_databases: &[String],
-        key_value_stores: &[String],
-    ) -> anyhow::Result<()> {
-        if let Some(label) = key_value_stores.iter().find(|l| *l != "default") {
-            bail!(
-                "component `{id}` names the key-value store `{label}`, but {} allows only the \
-                 label `default` (--emulate {})",
-                self.title(),
-                self.name()
-            );
-        }
-        if !sqlite_databases.is_empty() {
-            bail!(
-                "component `{id}` declares sqlite_databases = {sqlite_databases:?}, but {} offers \
-                 no SQLite storage (--emulate {})",
-                self.title(),
-                self.name()
-            );
-        }
-        Ok(())
-    }
-
-    /// The platform's name for people.
-    pub fn title(self) -> &'static str {
-        match self {
-            Platform::AkamaiFunctions => "Akamai Functions",
-        }
-    }
-
-    /// Refuses an app whose `files` (the component sources and every mounted file, each
-    /// distinct content once) pass the app size.
-    pub fn check_app_size(self, files: &[PathBuf]) -> anyhow::Result<u64> {
-        let size = AppSize::measure(files)?;
-        if size.total > self.max_app_bytes() {
-            let largest = size
-                .largest
-                .iter()
-                .map(|(bytes, path)| format!("{} ({})", path.display(), mib(*bytes)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            bail!(
-                "the app is {} but {} takes at most {} (--emulate {}); largest files: {largest}",
-                mib(size.total),
-                self.title(),
-                mib(self.max_app_bytes()),
-                self.name()
-            );
-        }
-        Ok(size.total)
-    }
+    Ok(size.total)
 }
 
 /// `bytes` in MiB, one decimal.
@@ -461,26 +337,6 @@ impl hyper::body::Body for Capped {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn imports_outside_the_published_list_are_named_with_the_reason() {
-        let refused = Platform::AkamaiFunctions.refused_imports([
-            "wasi:http/types@0.2.0",
-            "wasi:keyvalue/store@0.2.0-draft2",
-            "wasi:keyvalue/atomics@0.2.0-draft2",
-            "spin:sqlite/sqlite@3.0.0",
-            "spin:postgres/postgres@3.0.0",
-            "example:made/up@1.0.0",
-        ]);
-        assert_eq!(
-            refused,
-            [
-                "wasi:keyvalue/atomics@0.2.0-draft2 (key-value atomics (only store and batch are offered) is not offered)",
-                "spin:sqlite/sqlite@3.0.0 (SQLite storage is not offered)",
-                "example:made/up@1.0.0 (not among the interfaces offered)",
-            ]
-        );
-    }
 
     #[test]
     fn the_key_value_meter_refuses_big_values_long_keys_and_the_51st_write() {

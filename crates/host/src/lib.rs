@@ -113,7 +113,9 @@ pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
         .state_dir
         .clone()
         .unwrap_or_else(|| manifest.base_dir.join(".spin"));
-    if let (Some(platform), Some(_)) = (options.emulate, &options.runtime_config) {
+    if let (Some(platform), Some(_)) = (options.emulate, &options.runtime_config)
+        && !platform.takes_runtime_config()
+    {
         anyhow::bail!(
             "{} takes no runtime configuration (--emulate {}): drop --runtime-config-file",
             platform.title(),
@@ -133,7 +135,7 @@ pub async fn start(options: HostOptions) -> anyhow::Result<RunningHost> {
             variables: options.variables.clone(),
             env: options.env.clone(),
             limits: match options.emulate {
-                Some(platform) => platform.limits(&options.limits),
+                Some(platform) => emulate::limits(platform, &options.limits),
                 None => options.limits.clone(),
             },
             direct_mounts: options.direct_mounts,
