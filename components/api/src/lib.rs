@@ -26,9 +26,7 @@ use chrono::{DateTime, Utc};
 use dochub_app::api::{
     ApiConfig, Database, Gate, Health, StoreReading, Stores, handle_or_health, health_response,
 };
-use dochub_http::auth::AuthConfig;
-use dochub_http::spin::respond;
-use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
+use dochub_http::Surface;
 use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
@@ -47,22 +45,15 @@ const STARTED_ELECTION_KEY: &str = "dochub:api:started_at:ticket";
 #[http_component]
 fn handle(req: IncomingRequest, out: ResponseOutparam) {
     let now = Utc::now();
-    let incoming = dochub_http::spin::incoming(&req);
-    let settings = match admit(
-        Surface::Api,
-        &incoming,
-        Settings::read("auth_tokens", variables::get),
-    ) {
-        Ok(settings) => settings,
-        Err(refusal) => return respond(out, Surface::Api, &incoming, refusal),
+    let Some(admitted) = dochub_http::spin::admit(Surface::Api, &req, out, "auth_tokens") else {
+        return;
     };
-    let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
-    log_auth_config(Surface::Api, &incoming, "auth_tokens", &auth);
     let config = ApiConfig {
         // A copied build (`spin up`'s default) is checked once, then remembered.
         source: Source::from_env(Some(Memo::key_value("default"))),
-        auth,
+        auth: admitted.auth(),
     };
+    let incoming = &admitted.incoming;
     let res = match handle_or_health(&config, &incoming.request(), now) {
         Gate::Respond(res) => res,
         Gate::Health => {
@@ -74,14 +65,13 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
                     hub: hub_store(),
                     key_value: key_value_store(),
                 },
-                settings.environment.as_str(),
+                admitted.settings.environment.as_str(),
                 now,
             );
             health_response(&health, &incoming.method)
         }
     };
-    let res = finish(Surface::Api, &incoming, Some(&settings), res);
-    respond(out, Surface::Api, &incoming, res);
+    admitted.respond(res);
 }
 
 fn env(name: &str) -> Option<String> {

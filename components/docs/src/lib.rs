@@ -30,33 +30,24 @@
 use dochub_app::crawl;
 use dochub_app::docs::{SiteConfig, handle_at};
 use dochub_app::llms::{self, Answer, LlmsRoute};
-use dochub_http::auth::AuthConfig;
-use dochub_http::spin::{respond, send};
-use dochub_http::{Settings, Surface, admit, finish, log_auth_config};
+use dochub_http::Surface;
 use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::{http_component, variables};
 
 #[http_component]
 fn serve(req: IncomingRequest, out: ResponseOutparam) {
-    let incoming = dochub_http::spin::incoming(&req);
-    let settings = match admit(
-        Surface::Docs,
-        &incoming,
-        Settings::read("auth_tokens", variables::get),
-    ) {
-        Ok(settings) => settings,
-        Err(refusal) => return respond(out, Surface::Docs, &incoming, refusal),
+    let Some(admitted) = dochub_http::spin::admit(Surface::Docs, &req, out, "auth_tokens") else {
+        return;
     };
-    let auth = AuthConfig::new(settings.environment.as_str(), &settings.tokens);
-    log_auth_config(Surface::Docs, &incoming, "auth_tokens", &auth);
     let config = SiteConfig {
         // A copied build (`spin up`'s default) is checked once, then remembered.
         source: Source::from_env(Some(Memo::key_value("default"))),
-        auth,
+        auth: admitted.auth(),
         // Unreadable: no link, which opens nothing.
         edit_url: variables::get("edit_url").unwrap_or_default(),
     };
+    let incoming = &admitted.incoming;
     let request = incoming.request();
     let component_route = incoming.header("spin-component-route").unwrap_or_default();
     let origin = || {
@@ -77,16 +68,10 @@ fn serve(req: IncomingRequest, out: ResponseOutparam) {
         },
     };
     match answer {
-        Answer::Whole(res) => {
-            // Through `finish` with its body: a 5xx body is replaced by a generic one there.
-            let res = finish(Surface::Docs, &incoming, Some(&settings), res);
-            respond(out, Surface::Docs, &incoming, res);
-        }
-        Answer::Stream(res, text) => {
-            let res = finish(Surface::Docs, &incoming, Some(&settings), res);
-            send(out, Surface::Docs, &incoming, res, |w| {
-                text.write_to(w).map(drop).map_err(|e| e.to_string())
-            });
-        }
+        // Through `finish` with its body: a 5xx body is replaced by a generic one there.
+        Answer::Whole(res) => admitted.respond(res),
+        Answer::Stream(res, text) => admitted.send(res, |w| {
+            text.write_to(w).map(drop).map_err(|e| e.to_string())
+        }),
     }
 }

@@ -4,9 +4,9 @@
 //!
 //! A thin adapter over [`dochub_hub`]. In order, so that nothing is read that need not be:
 //! the settings (`environment`, `hub_tokens`, `allowed_hosts`; unreadable or unknown: 500,
-//! never open) and the development `Host` check ([`dochub_http::admit`]); the route, method,
-//! token and content type from the request's head ([`api::check_before_body`]); only then the
-//! body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_database_url`,
+//! never open) and the development `Host` check ([`dochub_http::spin::admit`]); the route,
+//! method, token and content type from the request's head ([`api::check_before_body`]); only
+//! then the body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_database_url`,
 //! `hub_max_unread`, `hub_max_machines`, `hub_retention_days`, `hub_max_read`, and [`Sql`] over
 //! Spin's SQLite database `default`
 //! (`spin:sqlite`), or over PostgreSQL (`spin:postgres`) when `hub_database_url` is set.
@@ -20,8 +20,7 @@ mod sqlite;
 
 use std::time::Duration;
 
-use dochub_http::spin::{respond, send};
-use dochub_http::{Incoming, Response, Settings, Surface, admit, finish, log};
+use dochub_http::{Incoming, Response, Surface, log};
 use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::wait::Pause;
@@ -35,39 +34,32 @@ use wasi::clocks::monotonic_clock;
 
 #[http_component]
 async fn handle(req: IncomingRequest, out: ResponseOutparam) {
-    let incoming = dochub_http::spin::incoming(&req);
-    let settings = match admit(
-        Surface::Hub,
-        &incoming,
-        Settings::read("hub_tokens", variables::get),
-    ) {
-        Ok(settings) => settings,
-        Err(refusal) => return respond(out, Surface::Hub, &incoming, refusal),
+    let Some(admitted) = dochub_http::spin::admit(Surface::Hub, &req, out, "hub_tokens") else {
+        return;
     };
-    let auth = HubAuth::new(settings.environment.as_str(), &settings.tokens);
+    let incoming = &admitted.incoming;
+    // Hub tokens are bound to machines: the hub's own check, not `Admitted::auth`.
+    let auth = HubAuth::new(
+        admitted.settings.environment.as_str(),
+        &admitted.settings.tokens,
+    );
     if auth.required() && auth.no_tokens() {
         log(
             Surface::Hub,
-            &incoming,
+            incoming,
             "no tokens are configured (`hub_tokens` is empty): every request gets 401",
         );
     } else if auth.required() && auth.invalid_entries() > 0 {
         let count = auth.invalid_entries();
         log(
             Surface::Hub,
-            &incoming,
+            incoming,
             &format!("{count} entries of `hub_tokens` are not `machine=<sha256 hex>`; ignored"),
         );
     }
-    match answer(req, &incoming, &auth).await {
-        Reply::Now(response) => {
-            let response = finish(Surface::Hub, &incoming, Some(&settings), response);
-            respond(out, Surface::Hub, &incoming, response);
-        }
-        Reply::Later(head, write) => {
-            let head = finish(Surface::Hub, &incoming, Some(&settings), head);
-            send(out, Surface::Hub, &incoming, head, write);
-        }
+    match answer(req, incoming, &auth).await {
+        Reply::Now(response) => admitted.respond(response),
+        Reply::Later(head, write) => admitted.send(head, write),
     }
 }
 

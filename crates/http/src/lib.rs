@@ -14,8 +14,8 @@
 //! - [`iso8601`]: the one time format;
 //! - [`page`]: the script and dark-mode switch every generated HTML page shares.
 //!
-//! No Spin dependency unless the feature `spin` is on: then [`spin::incoming`] and
-//! [`spin::outgoing`] convert spin-sdk's request and response, for the components.
+//! No Spin dependency unless the feature `spin` is on: then [`spin::admit`] takes spin-sdk's
+//! request through these checks and [`spin::Admitted`] answers it, for the components.
 //!
 //! ```
 //! use dochub_http::{Environment, Incoming, Response, Settings, Surface, admit, finish};

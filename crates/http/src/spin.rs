@@ -1,21 +1,89 @@
 //! What a Spin component needs at its edges (feature `spin`): the host's request in, our
-//! response out. Every component starts and ends with these, so all four read the request
-//! (path info, query, headers) and write the response the same way.
+//! response out. Every component starts with [`admit`] and ends with [`Admitted::respond`] or
+//! [`Admitted::send`], so all four read the request (path info, query, headers), check it and
+//! write the response the same way.
 
 use std::io::{self, Write};
 
 use spin_sdk::http::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
+use spin_sdk::variables;
 use wasi::io::streams::{OutputStream, StreamError};
 
-use crate::exchange::{Incoming, Surface};
+use crate::auth::AuthConfig;
+use crate::exchange::{Incoming, Surface, finish, log_auth_config};
 use crate::message::Response;
+use crate::settings::Settings;
 
 /// Bytes gathered before a write: a page goes out as one chunk, a long stream in 64 KiB ones.
 const BUFFER: usize = 64 * 1024;
 
+/// A request past the checks every component makes before routing, holding what its answer
+/// needs: the request's head, the settings, and where the response goes.
+pub struct Admitted {
+    surface: Surface,
+    tokens_variable: &'static str,
+    out: ResponseOutparam,
+    /// The request's head.
+    pub incoming: Incoming,
+    /// The settings, read once for this request.
+    pub settings: Settings,
+}
+
+/// Reads the request's head and the settings (`environment`, the token list `tokens_variable`,
+/// `allowed_hosts`) and makes [`crate::admit`]'s checks. A refused request is answered here,
+/// and `None` returned.
+pub fn admit(
+    surface: Surface,
+    req: &IncomingRequest,
+    out: ResponseOutparam,
+    tokens_variable: &'static str,
+) -> Option<Admitted> {
+    let incoming = incoming(req);
+    match crate::admit(
+        surface,
+        &incoming,
+        Settings::read(tokens_variable, variables::get),
+    ) {
+        Ok(settings) => Some(Admitted {
+            surface,
+            tokens_variable,
+            out,
+            incoming,
+            settings,
+        }),
+        Err(refusal) => {
+            respond(out, surface, &incoming, refusal);
+            None
+        }
+    }
+}
+
+impl Admitted {
+    /// The docs, API and overview token check for these settings; in production, a token
+    /// list that lets nobody in is logged.
+    pub fn auth(&self) -> AuthConfig {
+        let auth = AuthConfig::new(self.settings.environment.as_str(), &self.settings.tokens);
+        log_auth_config(self.surface, &self.incoming, self.tokens_variable, &auth);
+        auth
+    }
+
+    /// Sends `res` whole, through [`crate::finish`].
+    pub fn respond(self, res: Response) {
+        let res = finish(self.surface, &self.incoming, Some(&self.settings), res);
+        respond(self.out, self.surface, &self.incoming, res);
+    }
+
+    /// Sends `head` through [`crate::finish`], then the body `write` produces (nothing for
+    /// `HEAD`); a failure half-way aborts the response rather than ending it short.
+    pub fn send(self, head: Response, write: impl FnOnce(&mut dyn Write) -> Result<(), String>) {
+        let head = finish(self.surface, &self.incoming, Some(&self.settings), head);
+        send(self.out, self.surface, &self.incoming, head, write);
+    }
+}
+
 /// The request's method, path, query and headers (the body is left unread: a component
 /// that wants it streams it afterwards, checks first).
-pub fn incoming(req: &IncomingRequest) -> Incoming {
+fn incoming(req: &IncomingRequest) -> Incoming {
     let headers = req
         .headers()
         .entries()
@@ -30,7 +98,7 @@ pub fn incoming(req: &IncomingRequest) -> Incoming {
 }
 
 /// Sends `res` whole.
-pub fn respond(out: ResponseOutparam, surface: Surface, incoming: &Incoming, res: Response) {
+fn respond(out: ResponseOutparam, surface: Surface, incoming: &Incoming, res: Response) {
     send(out, surface, incoming, res, |_| Ok(()));
 }
 
@@ -44,7 +112,7 @@ pub fn respond(out: ResponseOutparam, surface: Surface, incoming: &Incoming, res
 /// `dochub-host` sets `TCP_NODELAY`). Under `spin up` v4.0.2 that happened to most keep-alive
 /// requests that read the key-value store: its calls (`block_in_place`) move the guest to
 /// another thread while the connection's task flushes what the guest has written so far.
-pub fn send(
+fn send(
     out: ResponseOutparam,
     surface: Surface,
     incoming: &Incoming,
