@@ -27,6 +27,7 @@ use dochub_app::api::{
     ApiConfig, Database, Gate, Health, StoreReading, Stores, handle_or_health, health_response,
 };
 use dochub_http::Surface;
+use dochub_hub_spin::{HubStore, open_postgres};
 use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
@@ -196,54 +197,21 @@ fn key_value_store() -> StoreReading {
     StoreReading::read("key-value", probe)
 }
 
-/// The hub's store, probed as the hub uses it: PostgreSQL when `hub_database_url` is set, else
-/// the SQLite database `default`, read and then asked for the write lock a send takes (an
-/// empty transaction: nothing is written). A full disk shows only when a write needs room.
+/// The hub's store, chosen, opened and probed as the hub uses it ([`dochub_hub_spin`]).
 fn hub_store() -> StoreReading {
-    let url = variables::get("hub_database_url").unwrap_or_default();
-    let url = url.trim();
-    if !url.is_empty() {
-        let probe = spin_sdk::pg3::Connection::open(url)
-            .map_err(|e| format!("cannot connect to the hub's PostgreSQL: {e:?}"))
-            .and_then(|conn| {
-                conn.query("SELECT 1", &[])
-                    .map(drop)
-                    .map_err(|e| store_failure(&format!("{e:?}")))
-            });
-        return StoreReading::read("postgres", probe);
-    }
-    hub_sqlite()
-}
-
-#[cfg(not(feature = "edge"))]
-fn hub_sqlite() -> StoreReading {
-    use spin_sdk::sqlite3::Connection;
-    let probe = Connection::open_default()
-        .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))
-        .and_then(|conn| {
-            let run = |sql: &str| {
-                conn.execute(sql, &[])
-                    .map(drop)
-                    .map_err(|e| store_failure(&format!("{e:?}")))
-            };
-            run("SELECT count(*) FROM sqlite_master")?;
-            run("BEGIN IMMEDIATE")?;
-            run("ROLLBACK")
-        });
-    StoreReading::read("sqlite", probe)
-}
-
-#[cfg(feature = "edge")]
-fn hub_sqlite() -> StoreReading {
-    StoreReading::unconfigured(
-        "the edge build keeps the hub's messages in PostgreSQL: set the variable `hub_database_url`",
-    )
-}
-
-/// A store's error as the hub itself would word it to a client.
-fn store_failure(cause: &str) -> String {
-    match dochub_hub::StoreFailure::of(cause) {
-        Some(failure) => failure.message(cause),
-        None => format!("the hub's store fails: {cause}"),
+    match HubStore::configured() {
+        HubStore::Postgres(url) => {
+            StoreReading::read("postgres", open_postgres(&url).and_then(|db| db.probe()))
+        }
+        #[cfg(not(feature = "edge"))]
+        HubStore::Sqlite => StoreReading::read(
+            "sqlite",
+            dochub_hub_spin::open_sqlite().and_then(|db| db.probe()),
+        ),
+        #[cfg(feature = "edge")]
+        HubStore::Sqlite => StoreReading::unconfigured(
+            "the edge build keeps the hub's messages in PostgreSQL: set the variable \
+             `hub_database_url`",
+        ),
     }
 }

@@ -6,17 +6,14 @@
 //! the settings (`environment`, `hub_tokens`, `allowed_hosts`; unreadable or unknown: 500,
 //! never open) and the development `Host` check ([`dochub_http::spin::admit`]); the route,
 //! method, token and content type from the request's head ([`api::check_before_body`]); only
-//! then the body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_database_url`,
-//! `hub_max_unread`, `hub_max_machines`, `hub_retention_days`, `hub_max_read`, and [`Sql`] over
-//! Spin's SQLite database `default`
-//! (`spin:sqlite`), or over PostgreSQL (`spin:postgres`) when `hub_database_url` is set.
-//! Every response leaves through [`dochub_http::finish`] (request id, headers, generic 5xx).
+//! then the body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_max_unread`,
+//! `hub_max_machines`, `hub_retention_days`, `hub_max_read`, and [`Sql`] over the store
+//! `hub_database_url` chooses ([`HubStore`]: Spin's SQLite database `default`, or PostgreSQL
+//! when it is set). Every response leaves through [`dochub_http::finish`] (request id, headers,
+//! generic 5xx).
 
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
-
-#[cfg(not(feature = "edge"))]
-mod sqlite;
 
 use std::time::Duration;
 
@@ -24,12 +21,13 @@ use dochub_http::{Incoming, Response, Surface, log};
 use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::wait::Pause;
-use dochub_hub::{Dialect, Hub, HubError, Limits, Sql, SqlError, SqlValue, SystemClock};
+use dochub_hub::{Hub, HubError, Limits, Sql, SystemClock};
+use dochub_hub_spin::{HubStore, open_postgres};
 use futures::StreamExt;
 use http::StatusCode;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
-use spin_sdk::{pg3, variables};
+use spin_sdk::variables;
 use wasi::clocks::monotonic_clock;
 
 #[http_component]
@@ -94,34 +92,21 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
             ));
         }
     };
-    let url = variable("hub_database_url").trim().to_owned();
-    if url.is_empty() {
+    match HubStore::configured() {
+        HubStore::Postgres(url) => serve(move || open_postgres(&url), limits, auth, request),
         #[cfg(feature = "edge")]
-        return unavailable(
+        HubStore::Sqlite => unavailable(
             "the hub keeps its messages in PostgreSQL in the edge build, and no database is \
              configured: set the variable `hub_database_url`",
-        );
+        ),
         // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
         // than opening the database file at every look.
         #[cfg(not(feature = "edge"))]
-        {
-            let conn = match sqlite::open_sqlite() {
-                Ok(conn) => conn,
-                Err(e) => return unavailable(&e),
-            };
-            serve(move || Ok(conn.clone()), limits, auth, request)
-        }
-    } else {
-        serve(move || open_postgres(&url), limits, auth, request)
+        HubStore::Sqlite => match dochub_hub_spin::open_sqlite() {
+            Ok(conn) => serve(move || Ok(conn.clone()), limits, auth, request),
+            Err(e) => unavailable(&e),
+        },
     }
-}
-
-/// A connection from Spin's pool for the hub's PostgreSQL.
-fn open_postgres(url: &str) -> Result<SpinPostgres, String> {
-    pg3::Connection::open(url)
-        .map(SpinPostgres)
-        // The URL may hold a password: the error names the failure, not the address.
-        .map_err(|e| format!("cannot connect to the hub's PostgreSQL: {e:?}"))
 }
 
 /// Answers on a connection from `connect`; a long-poll or a stream opens one per look at the
@@ -179,7 +164,7 @@ fn unavailable(message: &str) -> Reply {
 }
 
 /// A variable the settings did not read; unreadable reads as empty, which
-/// [`Limits::from_variables`] and the database choice treat as their defaults.
+/// [`Limits::from_variables`] treats as its default.
 fn variable(name: &str) -> String {
     variables::get(name).unwrap_or_default()
 }
@@ -229,89 +214,4 @@ async fn read_body(req: IncomingRequest, head: &http::Request<()>) -> Result<Bod
         }
     }
     Ok(Body::Bytes(bytes))
-}
-
-/// [`Sql`] over Spin's `spin:postgres` (one pooled connection for the request).
-///
-/// Spin v4.0.2 never answers a query that returns no rows (it waits for a column list that only
-/// the first row brings; see `dochub-host`'s `postgres` module). So every query runs inside a
-/// statement that always returns a row: the original's rows, each after their count, or one row
-/// holding the count 0. A data-modifying `WITH` cannot be nested, so a statement that starts
-/// with `WITH` runs as written: the hub writes those to return exactly one row.
-struct SpinPostgres(pg3::Connection);
-
-/// `sql` as a statement that returns at least one row; its first column is how many rows `sql`
-/// returned, the rest are `sql`'s columns (all NULL in the row that stands for none). A join on
-/// `true` runs as a nested loop over the materialized rows, so their order is kept.
-fn never_empty(sql: &str) -> Option<String> {
-    let starts_with_with = sql
-        .trim_start()
-        .get(..4)
-        .is_some_and(|word| word.eq_ignore_ascii_case("with"));
-    (!starts_with_with).then(|| {
-        format!(
-            "WITH dochub_rows AS ({sql}) SELECT n.count, dochub_rows.* \
-             FROM (SELECT COUNT(*) AS count FROM dochub_rows) n LEFT JOIN dochub_rows ON true"
-        )
-    })
-}
-
-fn sql_value(value: pg3::DbValue) -> Result<SqlValue, SqlError> {
-    match value {
-        pg3::DbValue::Int64(n) => Ok(SqlValue::Int(n)),
-        pg3::DbValue::Int32(n) => Ok(SqlValue::Int(n.into())),
-        pg3::DbValue::Str(s) => Ok(SqlValue::Text(s)),
-        pg3::DbValue::DbNull => Ok(SqlValue::Null),
-        other => Err(SqlError(format!("unexpected PostgreSQL value {other:?}"))),
-    }
-}
-
-fn pg_params(params: &[SqlValue]) -> Vec<pg3::ParameterValue> {
-    params
-        .iter()
-        .map(|p| match p {
-            SqlValue::Int(n) => pg3::ParameterValue::Int64(*n),
-            SqlValue::Text(s) => pg3::ParameterValue::Str(s.clone()),
-            SqlValue::Null => pg3::ParameterValue::DbNull,
-        })
-        .collect()
-}
-
-impl Sql for SpinPostgres {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-
-    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
-        let wrapped = never_empty(sql);
-        let rows = self
-            .0
-            .query(wrapped.as_deref().unwrap_or(sql), &pg_params(params))
-            .map_err(|e| SqlError(format!("{e:?}")))?
-            .rows;
-        if wrapped.is_none() {
-            return rows
-                .into_iter()
-                .map(|row| row.into_iter().map(sql_value).collect())
-                .collect();
-        }
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            let mut values = row.into_iter();
-            match values.next() {
-                Some(pg3::DbValue::Int64(0)) => break,
-                Some(pg3::DbValue::Int64(_)) => {
-                    out.push(values.map(sql_value).collect::<Result<_, _>>()?)
-                }
-                other => return Err(SqlError(format!("unexpected row count {other:?}"))),
-            }
-        }
-        Ok(out)
-    }
-
-    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
-        self.0
-            .execute(sql, &pg_params(params))
-            .map_err(|e| SqlError(format!("{e:?}")))
-    }
 }

@@ -1,11 +1,13 @@
 //! The hub's store on Spin's SQLite database `default` (`spin:sqlite`): the default build's;
-//! the edge build leaves it out, so that its component does not import `spin:sqlite`.
+//! the edge build leaves it out, so that its components do not import `spin:sqlite`.
 
 use dochub_hub::{Dialect, Sql, SqlError, SqlValue};
 use spin_sdk::sqlite3;
 
+use crate::store_failure;
+
 /// Spin's SQLite database `default`.
-pub(crate) fn open_sqlite() -> Result<SpinSqlite, String> {
+pub fn open_sqlite() -> Result<SpinSqlite, String> {
     sqlite3::Connection::open_default()
         .map(|conn| SpinSqlite(std::rc::Rc::new(conn)))
         .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))
@@ -13,7 +15,24 @@ pub(crate) fn open_sqlite() -> Result<SpinSqlite, String> {
 
 /// [`Sql`] over Spin's `spin:sqlite` (one connection for the request; clones share it).
 #[derive(Clone)]
-pub(crate) struct SpinSqlite(std::rc::Rc<sqlite3::Connection>);
+pub struct SpinSqlite(std::rc::Rc<sqlite3::Connection>);
+
+impl SpinSqlite {
+    /// Whether the database can be read, and written as a send writes: it is read, then asked
+    /// for the write lock a send takes (an empty transaction: nothing is written). A full disk
+    /// shows only when a write needs room. A failure is worded as the hub words a store's.
+    pub fn probe(&self) -> Result<(), String> {
+        let run = |sql: &str| {
+            self.0
+                .execute(sql, &[])
+                .map(drop)
+                .map_err(|e| store_failure(&format!("{e:?}")))
+        };
+        run("SELECT count(*) FROM sqlite_master")?;
+        run("BEGIN IMMEDIATE")?;
+        run("ROLLBACK")
+    }
+}
 
 fn sqlite_params(params: &[SqlValue]) -> Vec<sqlite3::Value> {
     params
