@@ -190,6 +190,41 @@ async fn app_on_broken_store(damage: impl FnOnce(&Path)) -> (TestApp, tempfile::
     (app, state)
 }
 
+/// Health asks for the hub's write lock without queueing for it: a writer holding it (a send
+/// in progress, here another process) shows that the store takes writes.
+#[tokio::test(flavor = "multi_thread")]
+async fn health_does_not_wait_behind_a_writer_of_the_hub_store() {
+    if skip_on_edge("the edge build keeps the hub in PostgreSQL, not SQLite") {
+        return;
+    }
+    let (app, state) = app_on_broken_store(|_| {}).await;
+    let client = reqwest::Client::new();
+    let res = client
+        .post(app.url("/api/send"))
+        .json(&serde_json::json!({"from": "a", "to": "b", "body": "m"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let writer = rusqlite::Connection::open(state.path().join("sqlite_db.db")).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let started = Instant::now();
+    let health: Value = client
+        .get(app.url("/api/health"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    writer.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(health["stores"]["hub"]["status"], "ok", "{health}");
+    // SQLite's busy timeout, which a waiting probe would sit out, is 5 s.
+    assert!(took < Duration::from_secs(2), "health took {took:?}");
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_broken_hub_store_degrades_health_and_answers_503_naming_it() {
     if skip_on_edge("the edge build keeps the hub in PostgreSQL, not SQLite") {
