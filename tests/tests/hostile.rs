@@ -190,6 +190,12 @@ async fn app_on_broken_store(damage: impl FnOnce(&Path)) -> (TestApp, tempfile::
     (app, state)
 }
 
+/// `/api/health`'s answer.
+async fn health(client: &reqwest::Client, app: &TestApp) -> Value {
+    let res = client.get(app.url("/api/health")).send().await.unwrap();
+    res.json().await.unwrap()
+}
+
 /// Health asks for the hub's write lock without queueing for it: a writer holding it (a send
 /// in progress, here another process) shows that the store takes writes.
 #[tokio::test(flavor = "multi_thread")]
@@ -209,14 +215,7 @@ async fn health_does_not_wait_behind_a_writer_of_the_hub_store() {
     let writer = rusqlite::Connection::open(state.path().join("sqlite_db.db")).unwrap();
     writer.execute_batch("BEGIN IMMEDIATE").unwrap();
     let started = Instant::now();
-    let health: Value = client
-        .get(app.url("/api/health"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = health(&client, &app).await;
     let took = started.elapsed();
     writer.execute_batch("ROLLBACK").unwrap();
     assert_eq!(health["stores"]["hub"]["status"], "ok", "{health}");
@@ -248,14 +247,7 @@ async fn a_broken_hub_store_degrades_health_and_answers_503_naming_it() {
     ];
     for (case, damage, cause) in cases {
         let (app, _state) = app_on_broken_store(damage).await;
-        let health: Value = client
-            .get(app.url("/api/health"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let health = health(&client, &app).await;
         assert_eq!(health["status"], "degraded", "{case}: {health}");
         assert_eq!(
             health["stores"]["hub"]["kind"], "sqlite",
@@ -389,12 +381,7 @@ async fn health_reports_an_unreachable_hub_postgres() {
         .start()
         .await
         .unwrap();
-    let health: Value = reqwest::get(app.url("/api/health"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = health(&reqwest::Client::new(), &app).await;
     assert_eq!(health["status"], "degraded", "{health}");
     assert_eq!(health["stores"]["hub"]["kind"], "postgres", "{health}");
     assert_eq!(health["stores"]["hub"]["status"], "failed", "{health}");

@@ -137,9 +137,10 @@ const PG_SEARCH: &[&str] = &[
      WITH (fastupdate = off)",
 ];
 
-/// The first id of a message created at `oldest` or later, `$3` or the SQL parameter `oldest`
-/// (the largest id when there is none): ids follow creation times, so the messages not yet
-/// expired are those from it on, which an inbox's index finds without reading a row.
+/// SQL for the first id of a message created at `oldest` or later (`oldest`: the SQL of that
+/// time, a statement's `$3` or the function's parameter), or the largest id when there is
+/// none. Ids follow creation times, so the messages not yet expired are those from it on,
+/// which an inbox's index finds without reading a row.
 fn first_unexpired(oldest: &str) -> String {
     format!(
         "COALESCE((SELECT MIN(id) FROM hub_messages WHERE created = \
