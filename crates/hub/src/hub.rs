@@ -182,6 +182,16 @@ enum Stored {
     KeyTaken,
 }
 
+/// What [`Hub::before_send`] read.
+struct BeforeSend {
+    /// When the last purge ran (the `purged` counter).
+    purged: i64,
+    /// The sender's `last_seen`; `None` when the hub does not know it.
+    sender_seen: Option<i64>,
+    /// Whether the hub knows the recipient (for a broadcast, a machine named `*`: never).
+    recipient_known: bool,
+}
+
 /// Whether the hub may register one more machine; `cap` is the parameter holding
 /// [`Limits::max_machines`].
 fn room_for_machines(cap: &str) -> String {
@@ -683,10 +693,20 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         key: Option<&IdempotencyKey>,
         now: i64,
     ) -> Result<Message, HubError> {
-        // Purge first: it forgets recipients without messages, which this send may register.
-        self.purge_when_due(now)?;
-        self.touch(&request.from, now)?;
-        if let Recipient::Machine(to) = &request.to {
+        let before = self.before_send(request)?;
+        // Purge first: it forgets recipients without messages, which this send may register,
+        // so after a purge the read above no longer says who is known.
+        let purged = self.purge_when_due(before.purged, now)?;
+        if purged
+            || before
+                .sender_seen
+                .is_none_or(|seen| seen <= now - SEEN_EVERY_MS)
+        {
+            self.touch(&request.from, now)?;
+        }
+        if let Recipient::Machine(to) = &request.to
+            && (purged || !before.recipient_known)
+        {
             self.know(to, now)?;
         }
         if let Some(key) = key
@@ -909,6 +929,28 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             ),
         };
         (sql, params)
+    }
+
+    /// What a send decides on before it writes, in one read: the last purge, and whether the
+    /// sender and the recipient need registering. A sender seen within [`SEEN_EVERY_MS`] and a
+    /// known recipient take no statement of their own. On PostgreSQL, outside a transaction, a
+    /// concurrent purge may forget the recipient after this read: the same moment as between
+    /// [`Hub::know`]'s look and the insert, and as harmless (the purge only forgets a machine
+    /// unseen for the retention period whose inbox is empty).
+    fn before_send(&self, request: &SendRequest) -> Result<BeforeSend, HubError> {
+        let rows = self.query(
+            "SELECT (SELECT value FROM hub_counter WHERE name = 'purged'), \
+             (SELECT last_seen FROM hub_machines WHERE name = CAST($1 AS TEXT)), \
+             (SELECT 1 FROM hub_machines WHERE name = CAST($2 AS TEXT))",
+            &[request.from.as_str().into(), request.to.as_str().into()],
+        )?;
+        let row = rows.into_iter().next().unwrap_or_default();
+        let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
+        Ok(BeforeSend {
+            purged: value(0).ok_or_else(unprepared)?,
+            sender_seen: value(1),
+            recipient_known: value(2).is_some(),
+        })
     }
 
     /// The integer a counter `UPDATE ... RETURNING value` answers; `None` when its row is
@@ -1134,15 +1176,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         i64::try_from(self.limits.max_machines).unwrap_or(i64::MAX)
     }
 
-    /// [`Hub::purge`], when the last one is at least [`PURGE_EVERY_MS`] old (or in the future:
-    /// a clock that was set back). Of concurrent sends that find it due, the one whose claim
-    /// lands purges.
-    fn purge_when_due(&self, now: i64) -> Result<(), HubError> {
-        let last = self
-            .counter("SELECT value FROM hub_counter WHERE name = 'purged'", &[])?
-            .ok_or_else(unprepared)?;
+    /// [`Hub::purge`], when the `last` one is at least [`PURGE_EVERY_MS`] old (or in the
+    /// future: a clock that was set back). Of concurrent sends that find it due, the one whose
+    /// claim lands purges. Whether this one did.
+    fn purge_when_due(&self, last: i64, now: i64) -> Result<bool, HubError> {
         if last > now - PURGE_EVERY_MS && last <= now {
-            return Ok(());
+            return Ok(false);
         }
         let claimed = self.counter(
             "UPDATE hub_counter SET value = $1 WHERE name = 'purged' AND value = $2 \
@@ -1152,7 +1191,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         if claimed.is_some() {
             self.purge(now)?;
         }
-        Ok(())
+        Ok(claimed.is_some())
     }
 
     /// Deletes what has expired: unread messages and machines past the retention period,

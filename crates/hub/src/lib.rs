@@ -40,7 +40,11 @@
 //!    inbox is full, nothing stored). Of a broadcast: the machines registered when that
 //!    statement runs (its snapshot) and seen within the retention period, except the sender,
 //!    and except those whose inbox is full: they miss that broadcast, and its 201 does not say
-//!    so. Registration is one upsert, so concurrent first registrations all land.
+//!    so. Registration is one upsert, so concurrent first registrations all land. A send first
+//!    reads, in one statement, when the last purge ran, when its sender was last seen and
+//!    whether its recipient is known, and registers only what that read finds missing (after a
+//!    purge, both): on SQLite inside its transaction; on PostgreSQL a purge racing that read may
+//!    forget a recipient it found, as one may between the look and the insert of registering.
 //! 2. **Ids are committed in increasing order.** The id comes from `UPDATE hub_counter SET value =
 //!    value + 1 … RETURNING value`. On PostgreSQL that row stays locked until the statement that
 //!    took it commits, and the copies are inserted by that same statement (one `WITH` statement),
