@@ -58,13 +58,14 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
     let res = match handle_or_health(&config, &incoming.request(), now) {
         Gate::Respond(res) => res,
         Gate::Health => {
+            let (started, key_value) = first_start(now);
             let health = Health::new(
                 env!("CARGO_PKG_VERSION"),
-                first_start(now),
+                started,
                 database(),
                 Stores {
                     hub: hub_store(),
-                    key_value: key_value_store(),
+                    key_value: StoreReading::read("key-value", key_value),
                 },
                 admitted.settings.environment.as_str(),
                 now,
@@ -79,7 +80,8 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The app's first start, kept in the `default` key-value store.
+/// The app's first start, kept in the `default` key-value store, and how its first read of the
+/// store went: that read is the store's probe.
 ///
 /// Spin's stores offer no working compare-and-swap (an absent-key swap is an upsert on SQLite;
 /// every swap reports failure on Redis), but `increment` is atomic on both. So the first request
@@ -96,22 +98,32 @@ fn env(name: &str) -> Option<String> {
 /// `wasi:keyvalue` store and batch only), so every request that finds no start time takes that
 /// last path: the first start is the time of the first request the store saw, give or take
 /// the requests that raced it in that first moment, each of which may overwrite it once.
-fn first_start(now: DateTime<Utc>) -> DateTime<Utc> {
-    let Ok(bucket) = store::open("default") else {
-        return now;
+fn first_start(now: DateTime<Utc>) -> (DateTime<Utc>, Result<(), String>) {
+    let failed = |e: store::Error| format!("the key-value store `default` fails: {e:?}");
+    let bucket = match store::open("default") {
+        Ok(bucket) => bucket,
+        Err(e) => return (now, Err(failed(e))),
     };
-    let parse = |bytes: Vec<u8>| {
-        String::from_utf8(bytes)
-            .ok()
-            .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
-            .map(|t| t.with_timezone(&Utc))
-    };
-    let read = || bucket.get(STARTED_KEY).ok().flatten().and_then(parse);
-    if let Some(started) = read() {
-        return started;
+    match bucket.get(STARTED_KEY) {
+        Err(e) => (now, Err(failed(e))),
+        Ok(found) => match found.and_then(parse_start) {
+            Some(started) => (started, Ok(())),
+            None => (record_first_start(&bucket, now), Ok(())),
+        },
     }
+}
+
+fn parse_start(bytes: Vec<u8>) -> Option<DateTime<Utc>> {
+    let text = String::from_utf8(bytes).ok()?;
+    let time = DateTime::parse_from_rfc3339(&text).ok()?;
+    Some(time.with_timezone(&Utc))
+}
+
+/// Records `now` as the first start, unless a concurrent request does first ([`first_start`]).
+fn record_first_start(bucket: &store::Bucket, now: DateTime<Utc>) -> DateTime<Utc> {
+    let read = || bucket.get(STARTED_KEY).ok().flatten().and_then(parse_start);
     let value = now.to_rfc3339().into_bytes();
-    match elected(&bucket) {
+    match elected(bucket) {
         Some(true) if bucket.set(STARTED_KEY, &value).is_ok() => return now,
         Some(true) => {}
         Some(false) => {
@@ -187,14 +199,6 @@ fn database() -> Database {
     } else {
         Database::Disconnected
     }
-}
-
-/// The key-value store `default`, read.
-fn key_value_store() -> StoreReading {
-    let probe = store::open("default")
-        .and_then(|bucket| bucket.get(STARTED_KEY).map(drop))
-        .map_err(|e| format!("the key-value store `default` fails: {e:?}"));
-    StoreReading::read("key-value", probe)
 }
 
 /// The hub's store, chosen, opened and probed as the hub uses it ([`dochub_hub_spin`]).
