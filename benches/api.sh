@@ -29,13 +29,14 @@ trap cleanup EXIT INT TERM
 echo "api.wasm: $(wc -c < target/wasm32-wasip2/wasm/api.wasm) bytes"
 target/debug/dochub build content "$work/build"
 
-# A copy of spin.toml with absolute sources and this run's build mounted at /build; the
-# prebuilt variant also sets SERVE_PREBUILT.
+# A copy of spin.toml with absolute sources and this run's build mounted at /build (the api's and
+# the docs', so that a checkout that never ran `dochub build` starts); the prebuilt variant also
+# sets SERVE_PREBUILT.
 derive() {
     awk -v root="$PWD" -v build="$work/build" -v prebuilt="$1" '
         /^\[/ { section = $0 }
         { gsub(/source = "/, "source = \"" root "/") }
-        section == "[component.api]" && /^files = / {
+        (section == "[component.api]" || section == "[component.docs]") && /^files = / {
             $0 = "files = [{ source = \"" root "/content\", destination = \"/content\" }, { source = \"" build "\", destination = \"/build\" }]"
         }
         prebuilt == "1" && section == "[component.api]" && /^environment = / {
