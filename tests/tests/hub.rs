@@ -1275,6 +1275,86 @@ async fn an_older_sqlite_database_is_set_up_on_first_send() {
     assert_eq!(mode, "wal");
 }
 
+/// Sends racing the set-up of a fresh store, then a search: every message is found once.
+/// (Set-up fills the new full-text index from the messages already stored, which may include
+/// sends the next search indexes as well.)
+#[tokio::test(flavor = "multi_thread")]
+async fn messages_sent_while_the_store_is_set_up_are_each_found_once() {
+    let app = TestApp::builder().start().await.unwrap();
+    let c = Client::new();
+    let sends: Vec<_> = (0..16)
+        .map(|i| {
+            let (c, base) = (c.clone(), app.base_url().to_owned());
+            tokio::spawn(
+                async move { send(&c, &base, &format!("s{i}"), "hq", "status green").await },
+            )
+        })
+        .collect();
+    for sent in sends {
+        assert!(sent.await.unwrap()["id"].is_u64());
+    }
+    let (status, found) = get_json(&c, app.url("/api/messages/hq?q=green&limit=50")).await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    let mut ids = ids(&found);
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=16).collect::<Vec<u64>>());
+    app.stop().await;
+}
+
+/// A SQLite database of the release that indexed each message as it was sent (no `indexed`
+/// counter): its index is kept as it is, and messages sent since, which the next search
+/// indexes, are found too, each once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sqlite_index_of_the_release_that_indexed_at_send_goes_on() {
+    if skip_on_edge("the hub has no SQLite there") {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let file = state.path().join("sqlite_db.db");
+    let c = Client::new();
+    let app = TestApp::builder()
+        .state_dir(state.path())
+        .start()
+        .await
+        .unwrap();
+    send(&c, app.base_url(), "a", "b", "alpha from before").await;
+    app.stop().await;
+    // What that release left: the message in the index, and no `indexed` rows.
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    conn.execute_batch(
+        "DELETE FROM hub_search;
+         INSERT INTO hub_search (rowid, subject, body) VALUES (1, NULL, 'alpha from before');
+         DELETE FROM hub_counter WHERE name IN ('indexed', 'indexed_at');",
+    )
+    .unwrap();
+    drop(conn);
+
+    let app = TestApp::builder()
+        .state_dir(state.path())
+        .start()
+        .await
+        .unwrap();
+    send(&c, app.base_url(), "a", "b", "beta and alpha after").await;
+    send(&c, app.base_url(), "b", "a", "gamma after").await;
+    let search = |q: &'static str| {
+        let url = app.url(&format!("/api/messages/a?q={q}"));
+        let c = c.clone();
+        async move { ids(&get_json(&c, url).await.1) }
+    };
+    assert_eq!(search("alpha").await, [2, 1]);
+    assert_eq!(search("beta").await, [2]);
+    assert_eq!(search("gamma").await, [3]);
+    // A send after a search is found by the next one; nothing is indexed twice.
+    send(&c, app.base_url(), "a", "b", "alpha again").await;
+    assert_eq!(search("alpha").await, [4, 2, 1]);
+    app.stop().await;
+    let indexed: i64 = rusqlite::Connection::open(&file)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM hub_search", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(indexed, 4);
+}
+
 /// The JSON of a long-poll's answer (white space kept the connection checked while it waited).
 async fn waited(res: reqwest::Response) -> Value {
     assert_eq!(res.status(), StatusCode::OK);

@@ -94,7 +94,20 @@ const SCHEMA: &[&str] = &[
      WHERE true ON CONFLICT (name) DO NOTHING",
     // When expired rows were last deleted ([`PURGE_EVERY_MS`]); 0: never.
     "INSERT INTO hub_counter (name, value) VALUES ('purged', 0) ON CONFLICT (name) DO NOTHING",
+    // SQLite's full-text index holds every message up to the id `indexed`; messages after it
+    // were created at `indexed_at` or later ([`Hub::index_sent`]). Created with the other rows,
+    // they say that everything stored is indexed: so it is in a new database, in one an earlier
+    // release indexed at each send, and in one older still once set-up has filled the index.
+    // Unused on PostgreSQL, whose index is a generated column.
+    // One statement, so both are read in one snapshot: a send between two would leave a
+    // message created before `indexed_at` after `indexed`.
+    "INSERT INTO hub_counter (name, value) SELECT CASE name WHEN 'ids' THEN 'indexed' \
+     ELSE 'indexed_at' END, value FROM hub_counter WHERE name IN ('ids', 'clock') \
+     ON CONFLICT (name) DO NOTHING",
 ];
+
+/// The counter rows [`SCHEMA`] writes, which set-up checks.
+const COUNTERS: &str = "('ids', 'clock', 'purged', 'indexed', 'indexed_at')";
 
 /// The columns added since the first release, by table: [`Hub::upgrade`] adds what a database
 /// lacks, then the statements of [`AFTER_UPGRADE`] run.
@@ -642,7 +655,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
              SUM{size} OVER (ORDER BY id DESC) - {size} AS before_it FROM ({rows}) r) w \
              WHERE w.before_it < CAST($5 AS BIGINT) ORDER BY id DESC"
         );
+        let searching = query.words.is_some() && self.db.dialect() == Dialect::Sqlite;
         self.with_schema(|| {
+            if searching {
+                self.index_sent()?;
+            }
             let messages = self
                 .query(&sql, &params)?
                 .into_iter()
@@ -800,12 +817,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         if stored == own && matches!(request.to, Recipient::Machine(_)) {
             return Ok(Stored::InboxFull);
         }
+        // The full-text index is brought up to date by the next search ([`Hub::index_sent`]).
         let mut row = vec![SqlValue::from(id), created.into()];
         row.extend(fields);
-        self.execute(
-            "INSERT INTO hub_search (rowid, subject, body) VALUES ($1, $2, $3)",
-            &[id.into(), row[5].clone(), row[4].clone()],
-        )?;
         if let Some(key) = key {
             row.push(key.as_str().into());
             self.execute(
@@ -941,15 +955,67 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let rows = self.query(
             "SELECT (SELECT value FROM hub_counter WHERE name = 'purged'), \
              (SELECT last_seen FROM hub_machines WHERE name = CAST($1 AS TEXT)), \
-             (SELECT 1 FROM hub_machines WHERE name = CAST($2 AS TEXT))",
+             (SELECT 1 FROM hub_machines WHERE name = CAST($2 AS TEXT)), \
+             (SELECT value FROM hub_counter WHERE name = 'indexed')",
             &[request.from.as_str().into(), request.to.as_str().into()],
         )?;
         let row = rows.into_iter().next().unwrap_or_default();
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
+        // A database set up by an earlier release lacks `indexed`: set-up adds it before the
+        // first send that leaves its text to the next search.
+        if value(3).is_none() {
+            return Err(unprepared());
+        }
         Ok(BeforeSend {
             purged: value(0).ok_or_else(unprepared)?,
             sender_seen: value(1),
             recipient_known: value(2).is_some(),
+        })
+    }
+
+    /// Adds to SQLite's full-text index the messages sent since it was last brought up to
+    /// date: sends leave that to the next search. An FTS5 insert was an eighth of a send's
+    /// time (each request's connection is new, and loads the index's structure again), and
+    /// mailbox searches are far rarer than sends. The look is one read; the catch-up is one
+    /// transaction, so the index and `indexed` move together, and a search waits for it, so
+    /// it finds every message committed before it began.
+    fn index_sent(&self) -> Result<(), HubError> {
+        let behind = || -> Result<Option<[i64; 4]>, HubError> {
+            let rows = self.query(
+                "SELECT (SELECT value FROM hub_counter WHERE name = 'indexed'), \
+                 (SELECT value FROM hub_counter WHERE name = 'indexed_at'), \
+                 (SELECT value FROM hub_counter WHERE name = 'ids'), \
+                 (SELECT value FROM hub_counter WHERE name = 'clock')",
+                &[],
+            )?;
+            let row = rows.into_iter().next().unwrap_or_default();
+            let value = |i: usize| row.get(i).and_then(SqlValue::as_int).ok_or_else(unprepared);
+            let counters = [value(0)?, value(1)?, value(2)?, value(3)?];
+            Ok((counters[0] < counters[2]).then_some(counters))
+        };
+        if behind()?.is_none() {
+            return Ok(());
+        }
+        self.transaction(|| {
+            let Some([indexed, indexed_at, ids, clock]) = behind()? else {
+                return Ok(());
+            };
+            // Ids follow creation times: every message after `indexed` was created at
+            // `indexed_at` or later, so the index on `created` finds them. Copies share the text.
+            // `OR REPLACE`: the set-up that made the index filled it from every message there,
+            // which may include the first sends after `indexed` was set.
+            self.execute(
+                "INSERT OR REPLACE INTO hub_search (rowid, subject, body) \
+                 SELECT id, MIN(subject), MIN(body) FROM hub_messages \
+                 WHERE created >= $1 AND id > $2 AND id <= $3 GROUP BY id",
+                &[indexed_at.into(), indexed.into(), ids.into()],
+            )?;
+            self.execute(
+                "UPDATE hub_counter SET value = CASE name WHEN 'indexed' THEN $1 ELSE $2 END \
+                 WHERE name IN ('indexed', 'indexed_at')",
+                &[ids.into(), clock.into()],
+            )?;
+            Ok(())
         })
     }
 
@@ -1272,10 +1338,10 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             pass += 1;
         }
         let counters = self.counter(
-            "SELECT COUNT(*) FROM hub_counter WHERE name IN ('ids', 'clock', 'purged')",
+            &format!("SELECT COUNT(*) FROM hub_counter WHERE name IN {COUNTERS}"),
             &[],
         )?;
-        if counters != Some(3) {
+        if counters != Some(COUNTERS.matches(',').count() as i64 + 1) {
             return Err(HubError::Unprepared(
                 "the hub's counter rows are missing after set-up".to_owned(),
             ));

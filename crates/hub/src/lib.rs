@@ -26,9 +26,10 @@
 //! created, subject, importance, thread, reply_to, read_at)` with one row per recipient (unread
 //! while `read_at` is NULL: the inbox) and one, read, for the sender of a message to others, so
 //! a machine's rows are its mailbox; `hub_counter` (the rows `ids`, the last message id, and
-//! `clock`, the last timestamp given), `hub_sends` (idempotency keys); the full-text index
-//! (SQLite: the FTS5 table `hub_search`, one row per message; PostgreSQL: the generated column
-//! `search` with a GIN index); on PostgreSQL also the function `hub_inbox_unread`. A database
+//! `clock`, the last timestamp given; `purged`, the last purge; `indexed` and `indexed_at`, how
+//! far SQLite's full-text index goes), `hub_sends` (idempotency keys); the full-text index
+//! (SQLite: the FTS5 table `hub_search`, one row per message, filled by the first search after
+//! a send; PostgreSQL: the generated column `search` with a GIN index); on PostgreSQL also the function `hub_inbox_unread`. A database
 //! of an earlier release gains the columns it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of one
 //! statement or of one SQLite transaction, which both engines give, never on key-value
 //! compare-and-swap. Clocks decide only what expires (retention, keys after 24 h), how often
