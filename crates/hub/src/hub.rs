@@ -107,7 +107,7 @@ const SCHEMA: &[&str] = &[
 ];
 
 /// The counter rows [`SCHEMA`] writes, which set-up checks.
-const COUNTERS: &str = "('ids', 'clock', 'purged', 'indexed', 'indexed_at')";
+const COUNTERS: &[&str] = &["ids", "clock", "purged", "indexed", "indexed_at"];
 
 /// The columns added since the first release, by table: [`Hub::upgrade`] adds what a database
 /// lacks, then the statements of [`AFTER_UPGRADE`] run.
@@ -963,11 +963,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
         // A database set up by an earlier release lacks `indexed`: set-up adds it before the
         // first send that leaves its text to the next search.
-        if value(3).is_none() {
+        let (Some(purged), Some(_)) = (value(0), value(3)) else {
             return Err(unprepared());
-        }
+        };
         Ok(BeforeSend {
-            purged: value(0).ok_or_else(unprepared)?,
+            purged,
             sender_seen: value(1),
             recipient_known: value(2).is_some(),
         })
@@ -975,8 +975,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
 
     /// Adds to SQLite's full-text index the messages sent since it was last brought up to
     /// date: sends leave that to the next search. An FTS5 insert was an eighth of a send's
-    /// time (each request's connection is new, and loads the index's structure again), and
-    /// mailbox searches are far rarer than sends. The look is one read; the catch-up is one
+    /// time, apparently a cost of each new connection, which every request's is (by trigger,
+    /// or into a contentless table, it cost as much), and mailbox searches are far rarer than
+    /// sends. The look is one read; the catch-up is one
     /// transaction, so the index and `indexed` move together, and a search waits for it, so
     /// it finds every message committed before it began.
     fn index_sent(&self) -> Result<(), HubError> {
@@ -1337,11 +1338,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             }
             pass += 1;
         }
+        let names: Vec<String> = COUNTERS.iter().map(|name| format!("'{name}'")).collect();
+        let names = names.join(", ");
         let counters = self.counter(
-            &format!("SELECT COUNT(*) FROM hub_counter WHERE name IN {COUNTERS}"),
+            &format!("SELECT COUNT(*) FROM hub_counter WHERE name IN ({names})"),
             &[],
         )?;
-        if counters != Some(COUNTERS.matches(',').count() as i64 + 1) {
+        if counters != i64::try_from(COUNTERS.len()).ok() {
             return Err(HubError::Unprepared(
                 "the hub's counter rows are missing after set-up".to_owned(),
             ));
@@ -1380,9 +1383,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                     .is_empty()
                 {
                     self.execute(SQLITE_SEARCH, &[])?;
-                    // Messages kept from an earlier release become searchable too.
+                    // Messages kept from an earlier release become searchable too. `OR
+                    // REPLACE`: a search may catch up ([`Hub::index_sent`]) the moment the
+                    // table exists, and a plain insert meeting its rows would fill nothing.
                     self.execute(
-                        "INSERT INTO hub_search (rowid, subject, body) \
+                        "INSERT OR REPLACE INTO hub_search (rowid, subject, body) \
                          SELECT id, MIN(subject), MIN(body) FROM hub_messages GROUP BY id",
                         &[],
                     )?;
