@@ -197,7 +197,9 @@ async fn health(client: &reqwest::Client, app: &TestApp) -> Value {
 }
 
 /// Health asks for the hub's write lock without queueing for it: a writer holding it (a send
-/// in progress, here another process) shows that the store takes writes.
+/// in progress, here another process) shows that the store takes writes. Before the first send
+/// the file keeps SQLite's rollback journal, where a committing writer's lock keeps even
+/// readers out; the first send turns on WAL, where it does not.
 #[tokio::test(flavor = "multi_thread")]
 async fn health_does_not_wait_behind_a_writer_of_the_hub_store() {
     if skip_on_edge("the edge build keeps the hub in PostgreSQL, not SQLite") {
@@ -205,6 +207,30 @@ async fn health_does_not_wait_behind_a_writer_of_the_hub_store() {
     }
     let (app, state) = app_on_broken_store(|_| {}).await;
     let client = reqwest::Client::new();
+    let writer = rusqlite::Connection::open(state.path().join("sqlite_db.db")).unwrap();
+    let held_while = |lock: &'static str, stage: &'static str| {
+        let writer = &writer;
+        let client = &client;
+        let app = &app;
+        async move {
+            writer.execute_batch(lock).unwrap();
+            let started = Instant::now();
+            let health = health(client, app).await;
+            let took = started.elapsed();
+            writer.execute_batch("ROLLBACK").unwrap();
+            assert_eq!(
+                health["stores"]["hub"]["status"], "ok",
+                "{stage}, {lock}: {health}"
+            );
+            // SQLite's busy timeout, which a waiting probe would sit out, is 5 s.
+            assert!(
+                took < Duration::from_secs(2),
+                "{stage}, {lock}: health took {took:?}"
+            );
+        }
+    };
+    held_while("BEGIN EXCLUSIVE", "before the first send").await;
+    held_while("BEGIN IMMEDIATE", "before the first send").await;
     let res = client
         .post(app.url("/api/send"))
         .json(&serde_json::json!({"from": "a", "to": "b", "body": "m"}))
@@ -212,15 +238,8 @@ async fn health_does_not_wait_behind_a_writer_of_the_hub_store() {
         .await
         .unwrap();
     assert_eq!(res.status(), 201);
-    let writer = rusqlite::Connection::open(state.path().join("sqlite_db.db")).unwrap();
-    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let started = Instant::now();
-    let health = health(&client, &app).await;
-    let took = started.elapsed();
-    writer.execute_batch("ROLLBACK").unwrap();
-    assert_eq!(health["stores"]["hub"]["status"], "ok", "{health}");
-    // SQLite's busy timeout, which a waiting probe would sit out, is 5 s.
-    assert!(took < Duration::from_secs(2), "health took {took:?}");
+    held_while("BEGIN EXCLUSIVE", "after a send").await;
+    held_while("BEGIN IMMEDIATE", "after a send").await;
     app.stop().await;
 }
 

@@ -88,7 +88,7 @@ fn env(name: &str) -> Option<String> {
 /// to find no start time takes a ticket from `STARTED_ELECTION_KEY`; only ticket 1 writes the
 /// time, and every other request re-reads until it appears, then agrees with it.
 ///
-/// Residual race, on purpose: when the writer stalls past the re-reads (~1.3 s) or its
+/// Residual race, on purpose: when the writer stalls past the re-reads (~5 s) or its
 /// `increment` fails (e.g. another host holds the SQLite file's lock), a request answers with
 /// its own clock and writes it only if the key is still absent; a concurrent writer can then
 /// overwrite it once. `uptime` may then differ by the length of that race, once, in the first
@@ -127,8 +127,9 @@ fn record_first_start(bucket: &store::Bucket, now: DateTime<Utc>) -> DateTime<Ut
         Some(true) if bucket.set(STARTED_KEY, &value).is_ok() => return now,
         Some(true) => {}
         Some(false) => {
-            // Doubling waits, 1.3 s in all: a winner stalled on a loaded host still lands.
-            for attempt in 0..8u32 {
+            // Doubling waits, 5 s in all: a winner stalled on a loaded host still lands (its
+            // write may queue behind every other request's `increment`, each a commit).
+            for attempt in 0..10u32 {
                 std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
                 if let Some(started) = read() {
                     return started;
