@@ -8,6 +8,8 @@
 #
 # Needs wrk (Debian: apt-get install -y wrk). API_BENCH_SECONDS (default 10) and
 # API_BENCH_CONNECTIONS (default 16) change the load; API_BENCH_PORT (default 3917) the port.
+# With SPIN_BIN=<spin>, every server (the floor's too) is `spin up` instead of the host, with
+# the same flags; API_BENCH_PROFILE=release builds the host in release, as operators run it.
 set -eu
 cd "$(dirname "$0")/.."
 command -v wrk >/dev/null || { echo "benches/api.sh needs wrk (apt-get install -y wrk)" >&2; exit 1; }
@@ -15,9 +17,15 @@ seconds="${API_BENCH_SECONDS:-10}"
 connections="${API_BENCH_CONNECTIONS:-16}"
 port="${API_BENCH_PORT:-3917}"
 
-cargo build --quiet -p dochub-host -p dochub-cli
+profile="${API_BENCH_PROFILE:-debug}"
+case "$profile" in
+debug) cargo build --quiet -p dochub-host -p dochub-cli ;;
+release) cargo build --quiet --release -p dochub-host && cargo build --quiet -p dochub-cli ;;
+*) echo "API_BENCH_PROFILE is debug or release, not $profile" >&2; exit 2 ;;
+esac
 cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p floor
-host=target/debug/dochub-host
+host="target/$profile/dochub-host"
+spin="${SPIN_BIN:-}"
 work="$(mktemp -d)"
 pid=""
 cleanup() {
@@ -67,21 +75,36 @@ started() {
     done
 }
 
-"$host" --manifest benches/floor/spin.toml --listen "127.0.0.1:$port" \
-    --state-dir "$work/state-floor" >"$work/host-floor.log" 2>&1 &
-pid=$!
+# serve MANIFEST NAME [--direct-mounts]: the host, or `spin up`, in the background as $pid.
+serve() {
+    manifest="$1" name="$2"
+    shift 2
+    if [ -n "$spin" ]; then
+        "$spin" up -f "$manifest" --listen "127.0.0.1:$port" --state-dir "$work/state-$name" "$@" \
+            >"$work/host-$name.log" 2>&1 &
+    else
+        "$host" --manifest "$manifest" --listen "127.0.0.1:$port" --state-dir "$work/state-$name" \
+            "$@" >"$work/host-$name.log" 2>&1 &
+    fi
+    pid=$!
+}
+# Stops $pid; `spin up` runs its trigger as a child, which goes with it on SIGTERM.
+stop() {
+    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+}
+
+if [ -n "$spin" ]; then echo "server: $("$spin" --version)"; else echo "server: dochub-host ($profile)"; fi
+serve benches/floor/spin.toml floor
 started / "$work/host-floor.log"
 echo "the floor (a component that answers 200 ok):"
 load /
 floor="$rps"
-kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+stop
 
 for prebuilt in 0 1; do
     derive "$prebuilt"
     # Mounted in place: the derived manifest's folder does not hold the content it mounts.
-    "$host" --manifest "$work/spin-$prebuilt.toml" --listen "127.0.0.1:$port" --direct-mounts \
-        --state-dir "$work/state-$prebuilt" >"$work/host-$prebuilt.log" 2>&1 &
-    pid=$!
+    serve "$work/spin-$prebuilt.toml" "$prebuilt" --direct-mounts
     started /api/health "$work/host-$prebuilt.log"
     if [ "$prebuilt" = 1 ]; then echo "SERVE_PREBUILT (manifests read from the build):"; else echo "live (manifests generated per request):"; fi
     echo "  $(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2), $connections connections, ${seconds}s per route, $(nproc) cores shared with the host"
@@ -91,5 +114,5 @@ for prebuilt in 0 1; do
     load /api/raw/dochub/api/routes
     load "/api/search?q=manifest"
     load /overview/
-    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+    stop
 done
