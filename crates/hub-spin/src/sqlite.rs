@@ -28,8 +28,9 @@ impl SpinSqlite {
     /// probes queueing behind sends and each other made health wait up to half a second. The
     /// file is not read again then: a committing writer keeps readers out too (before the
     /// first send turns on WAL), so a read would report a busy store as a failed one; and a
-    /// lock is held only on a file SQLite has read as a database. Closing the connection rolls the empty transaction back (Spin
-    /// closes it when the guest drops it), one host call fewer than a `ROLLBACK`.
+    /// lock is held only on a file SQLite has read as a database. Closing the connection rolls
+    /// the empty transaction back (Spin closes it when the guest drops it), one host call
+    /// fewer than a `ROLLBACK`.
     pub fn probe(self) -> Result<(), String> {
         let run = |conn: &sqlite3::Connection, sql: &str| {
             conn.execute(sql, &[])

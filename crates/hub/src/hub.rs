@@ -977,9 +977,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// date: sends leave that to the next search. An FTS5 insert was an eighth of a send's
     /// time, apparently a cost of each new connection, which every request's is (by trigger,
     /// or into a contentless table, it cost as much), and mailbox searches are far rarer than
-    /// sends. The look is one read; the catch-up is one
-    /// transaction, so the index and `indexed` move together, and a search waits for it, so
-    /// it finds every message committed before it began.
+    /// sends. The look is one read; the catch-up is one transaction, so the index and
+    /// `indexed` move together, and a search waits for it, so it finds every message committed
+    /// before it began.
     fn index_sent(&self) -> Result<(), HubError> {
         let behind = || -> Result<Option<[i64; 4]>, HubError> {
             let rows = self.query(
