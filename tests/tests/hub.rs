@@ -1357,9 +1357,10 @@ async fn a_sqlite_index_of_the_release_that_indexed_at_send_goes_on() {
 
 /// The JSON of a long-poll's answer (white space kept the connection checked while it waited).
 async fn waited(res: reqwest::Response) -> Value {
-    assert_eq!(res.status(), StatusCode::OK);
-    assert_eq!(res.headers()["content-type"], "application/json");
+    let (status, headers) = (res.status(), res.headers().clone());
     let text = res.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(headers["content-type"], "application/json");
     serde_json::from_str(text.trim_start()).unwrap_or_else(|e| panic!("{e}: {text:?}"))
 }
 
