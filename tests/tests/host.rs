@@ -488,6 +488,49 @@ async fn postgres_query_without_rows_never_answers_as_on_spin() {
     host.shutdown().await;
 }
 
+/// Spin's pool holds 64 connections per address and a request that finds them all taken
+/// waits for one, however long: the 65th of 65 requests that each hold a connection for
+/// 1.5 s is served once a connection comes free, past the 1 s connect timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_waits_for_a_free_pooled_connection_as_on_spin() {
+    use serde_json::json;
+    if !dochub_tests::service_available("127.0.0.1:5432", "PostgreSQL") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe(dir.path(), None).await;
+    let url = "postgres://postgres@127.0.0.1:5432/test%3Fsslmode%3Ddisable";
+    let started = Instant::now();
+    let sessions: Vec<_> = (0..65)
+        .map(|_| {
+            let url = format!("http://{}/probe/pg/session?url={url}", host.addr());
+            let body = json!([{ "sql": "SELECT 1 FROM pg_sleep(1.5)", "query": true }]);
+            tokio::spawn(async move {
+                let res = reqwest::Client::new()
+                    .post(url)
+                    .body(body.to_string())
+                    .send()
+                    .await
+                    .unwrap();
+                let status = res.status();
+                (status, res.json::<Value>().await.unwrap())
+            })
+        })
+        .collect();
+    for session in sessions {
+        let (status, answer) = session.await.unwrap();
+        assert_eq!(status, 200);
+        assert_eq!(answer["results"][0]["rows"], json!([[1]]), "{answer}");
+    }
+    // The last one had to wait for a connection: two turns of the pool.
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    host.shutdown().await;
+}
+
 async fn sql(host: &Server, query: &str, statements: Value) -> Vec<Value> {
     let res = reqwest::Client::new()
         .post(format!("http://{}/probe/sql?{query}", host.addr()))

@@ -39,9 +39,9 @@
 //!   at once; requests are bounded by the request deadline, so shutdown is too.
 //! - PostgreSQL: `crates/factor-outbound-pg/src/client.rs` takes a pooled connection with no
 //!   timeout, so a database that accepts TCP and never answers holds the request for good. Here
-//!   taking a connection (waiting for a slot, connecting and authenticating, or recycling a
-//!   pooled one) gives up after the connect timeout; a statement that hangs on an open connection
-//!   is ended by the request deadline.
+//!   making a connection (connecting and authenticating) and recycling a pooled one each give up
+//!   after the connect timeout; waiting for a free slot in the pool is not bounded, as on Spin;
+//!   a statement that hangs on an open connection is ended by the request deadline.
 //!
 //! hyper starts its header-read timer whenever a connection waits for a request head: when it
 //! opens, and again when a keep-alive connection has sent its response. So the header-read
@@ -65,7 +65,7 @@ pub struct Limits {
     pub request_timeout: Option<Duration>,
     /// Linear memory one instance may grow to, in bytes.
     pub max_instance_memory: usize,
-    /// How long taking a PostgreSQL connection may take.
+    /// How long making a new PostgreSQL connection, or checking a pooled one, may take.
     pub pg_connect_timeout: Duration,
     /// The largest request or response body, in bytes; `None`: no limit, as in Spin. Set by
     /// `--emulate` ([`crate::emulate`]).

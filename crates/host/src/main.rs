@@ -51,7 +51,7 @@ struct Args {
     /// Memory one instance may grow to, in bytes (as `spin up --max-instance-memory`).
     #[arg(long, default_value_t = Limits::default().max_instance_memory)]
     max_instance_memory: usize,
-    /// Time taking a PostgreSQL connection may take.
+    /// Time making a PostgreSQL connection, or checking a pooled one, may take.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pg_connect_timeout: Duration,
     /// Apply a Spin edge host's published limits (imports, app size, memory, duration, body

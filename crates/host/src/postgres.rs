@@ -8,11 +8,12 @@
 //! - **Pooling.** Connections are pooled per address (deadpool-postgres, up to 64 per address,
 //!   16 addresses). A guest's `open` takes one pooled connection and keeps it until the guest
 //!   drops the handle, so `BEGIN … COMMIT` across several `execute`/`query` calls on one handle
-//!   is one transaction. When the handle is dropped, the connection goes back to the pool after
-//!   `CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; UNLISTEN *;
-//!   SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES;` (deadpool's "clean"
-//!   recycling), which does not end an open transaction: a guest that drops a handle inside a
-//!   transaction hands it to the next request. Guests must COMMIT or ROLLBACK on every path.
+//!   is one transaction. When the handle is dropped, the connection goes back to the pool; the
+//!   next request to take it first runs `CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL;
+//!   UNLISTEN *; SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES;` (deadpool's
+//!   "clean" recycling), which does not end an open transaction: a guest that drops a handle
+//!   inside a transaction hands it to the next request. Guests must COMMIT or ROLLBACK on every
+//!   path. A request that finds all 64 connections taken waits for one, for as long as it takes.
 //!
 //! - **A query that returns no rows never answers.** Spin's `query` drains the rows, then awaits
 //!   the column list, which it only sends when the first row arrives (`query_stream`'s
@@ -22,11 +23,14 @@
 //!   `spin up`; the request deadline ([`crate::limits::Limits::request_timeout`]) then ends the
 //!   request (Spin has none).
 //!
-//! One difference: taking a connection gives up after the connect timeout here
-//! ([`crate::limits::Limits::pg_connect_timeout`], 1 s by default), whether it waits for a free
-//! slot in the pool, connects and authenticates, or recycles a pooled connection; Spin waits for
-//! ever, so a database that accepts TCP connections and never answers holds every request that
-//! opens it. A statement that hangs on an open connection is ended by the request deadline.
+//! One difference: a new connection must be made (TCP connect, TLS, authentication) within the
+//! connect timeout here ([`crate::limits::Limits::pg_connect_timeout`], 1 s by default), and a
+//! pooled one must pass its recycling check within the same bound, or it is dropped and the next
+//! one tried; Spin waits for ever, so a database that accepts TCP connections and never answers
+//! holds every request that opens it. The wait for a free slot is not bounded, as on Spin: a
+//! bound there (this host once had one over the whole take) failed requests that Spin serves,
+//! such as the 65th of 65 requests that each hold a connection for a while. A statement that
+//! hangs on an open connection is ended by the request deadline.
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -74,7 +78,8 @@ impl PgPools {
         }
     }
 
-    /// A connection to `address` from its pool, within the connect timeout.
+    /// A connection to `address` from its pool: a new one within the connect timeout, a pooled
+    /// one after a recycling check within the same bound.
     async fn get(
         &self,
         address: &str,
@@ -82,15 +87,13 @@ impl PgPools {
     ) -> anyhow::Result<deadpool_postgres::Object> {
         config.connect_timeout(self.connect_timeout);
         let pool = self.pool(address, config)?;
-        // One bound over the whole wait: a free slot, then a new connection's TCP connect, TLS
-        // and authentication, or the recycling check of a pooled one. A cancelled attempt's
-        // slot goes back to the pool.
-        match tokio::time::timeout(self.connect_timeout, pool.get()).await {
-            Ok(connected) => Ok(connected?),
-            Err(_) => anyhow::bail!(
+        match pool.get().await {
+            Ok(connected) => Ok(connected),
+            Err(deadpool_postgres::PoolError::Timeout(_)) => anyhow::bail!(
                 "no answer from the database within {:?} (the host's PostgreSQL connect timeout)",
                 self.connect_timeout
             ),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -122,6 +125,13 @@ impl PgPools {
         };
         let pool = deadpool_postgres::Pool::builder(manager)
             .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            // The wait for a free slot is not bounded, as on Spin (see the module's docs).
+            .timeouts(deadpool_postgres::Timeouts {
+                wait: None,
+                create: Some(self.connect_timeout),
+                recycle: Some(self.connect_timeout),
+            })
             .build()?;
         if pools.len() >= POOL_CACHE_CAPACITY
             && let Some(evicted) = pools.keys().next().cloned()
