@@ -1,6 +1,7 @@
 //! The local host itself, driven over HTTP with a probe component that reports what it was given.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -375,9 +376,9 @@ async fn postgres_uses_verified_tls_unless_the_url_disables_it() {
     host.shutdown().await;
 }
 
-async fn pg_session(host: &Server, url: &str, statements: Value) -> Vec<Value> {
+async fn pg_session(host: SocketAddr, url: &str, statements: Value) -> Vec<Value> {
     let res = reqwest::Client::new()
-        .post(format!("http://{}/probe/pg/session?url={url}", host.addr()))
+        .post(format!("http://{host}/probe/pg/session?url={url}"))
         .body(statements.to_string())
         .send()
         .await
@@ -410,7 +411,7 @@ async fn postgres_keeps_one_connection_per_handle_for_transactions() {
         format!("CREATE TABLE {table} (id BIGSERIAL PRIMARY KEY, n BIGINT, t TEXT, b BYTEA)");
     let insert = format!("INSERT INTO {table} (n, t, b) VALUES ($1, $2, $3) RETURNING id, n, t, b");
     let results = pg_session(
-        &host,
+        host.addr(),
         url,
         json!([
             { "sql": create },
@@ -435,7 +436,7 @@ async fn postgres_keeps_one_connection_per_handle_for_transactions() {
     assert_eq!(results[8]["rows"], json!([[2]]), "{results:?}");
     // Another request (another handle) sees what was committed.
     let seen = pg_session(
-        &host,
+        host.addr(),
         url,
         json!([
             { "sql": format!("SELECT n FROM {table} ORDER BY id"), "query": true },
@@ -479,7 +480,7 @@ async fn postgres_query_without_rows_never_answers_as_on_spin() {
     let one: Value = one.json().await.unwrap();
     assert_eq!(one["results"][0]["rows"], json!([[1]]), "{one}");
     // `execute` answers whatever it affects.
-    let none = pg_session(&host, url, json!([{ "sql": "SELECT 1 WHERE 1 = 0" }])).await;
+    let none = pg_session(host.addr(), url, json!([{ "sql": "SELECT 1 WHERE 1 = 0" }])).await;
     assert_eq!(none[0]["affected"], 0, "{none:?}");
     match session("SELECT 1 WHERE 1 = 0").await {
         Err(e) => assert!(e.is_timeout(), "{e}"),
@@ -503,24 +504,13 @@ async fn a_request_waits_for_a_free_pooled_connection_as_on_spin() {
     let started = Instant::now();
     let sessions: Vec<_> = (0..65)
         .map(|_| {
-            let url = format!("http://{}/probe/pg/session?url={url}", host.addr());
-            let body = json!([{ "sql": "SELECT 1 FROM pg_sleep(1.5)", "query": true }]);
-            tokio::spawn(async move {
-                let res = reqwest::Client::new()
-                    .post(url)
-                    .body(body.to_string())
-                    .send()
-                    .await
-                    .unwrap();
-                let status = res.status();
-                (status, res.json::<Value>().await.unwrap())
-            })
+            let statements = json!([{ "sql": "SELECT 1 FROM pg_sleep(1.5)", "query": true }]);
+            tokio::spawn(pg_session(host.addr(), url, statements))
         })
         .collect();
     for session in sessions {
-        let (status, answer) = session.await.unwrap();
-        assert_eq!(status, 200);
-        assert_eq!(answer["results"][0]["rows"], json!([[1]]), "{answer}");
+        let results = session.await.unwrap();
+        assert_eq!(results[0]["rows"], json!([[1]]), "{results:?}");
     }
     // The last one had to wait for a connection: two turns of the pool.
     assert!(

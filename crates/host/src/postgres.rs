@@ -28,9 +28,9 @@
 //! pooled one must pass its recycling check within the same bound, or it is dropped and the next
 //! one tried; Spin waits for ever, so a database that accepts TCP connections and never answers
 //! holds every request that opens it. The wait for a free slot is not bounded, as on Spin: a
-//! bound there (this host once had one over the whole take) failed requests that Spin serves,
-//! such as the 65th of 65 requests that each hold a connection for a while. A statement that
-//! hangs on an open connection is ended by the request deadline.
+//! bound there would fail requests that Spin serves, such as the 65th of 65 requests that each
+//! hold a connection for a while. A statement that hangs on an open connection is ended by the
+//! request deadline.
 
 use std::collections::HashMap;
 use std::str::FromStr;
