@@ -15,7 +15,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use dochub_tests::{AppBuilder, TestApp, repo_root};
 use reqwest::Client;
 
-const CLIENTS: usize = 8;
+/// Concurrent clients: 8, or `HUB_BENCH_CLIENTS`.
+fn clients() -> usize {
+    std::env::var("HUB_BENCH_CLIENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(8)
+}
 const READS: usize = 300;
 const INBOXES: usize = 20;
 const PG_ADMIN: &str = "host=127.0.0.1 port=5432 user=postgres dbname=test";
@@ -27,13 +34,13 @@ fn unique(prefix: &str) -> String {
     format!("{prefix}_{}_{nanos:x}", std::process::id())
 }
 
-/// Sends `count` messages spread over `inboxes` from `CLIENTS` concurrent clients; returns sends
+/// Sends `count` messages spread over `inboxes` from [`clients`] concurrent clients; returns sends
 /// per second.
 async fn fill(c: &Client, base: &str, inboxes: &[String], count: usize) -> anyhow::Result<f64> {
     post_all(c, base, inboxes, count, 201).await
 }
 
-/// Posts `count` sends spread over `inboxes` to `base` from `CLIENTS` concurrent clients, each
+/// Posts `count` sends spread over `inboxes` to `base` from [`clients`] concurrent clients, each
 /// answered `status`; returns requests per second.
 async fn post_all(
     c: &Client,
@@ -43,14 +50,15 @@ async fn post_all(
     status: u16,
 ) -> anyhow::Result<f64> {
     let start = Instant::now();
-    let tasks: Vec<_> = (0..CLIENTS)
+    let clients = clients();
+    let tasks: Vec<_> = (0..clients)
         .map(|i| {
             let (c, base, inboxes) = (c.clone(), base.to_owned(), inboxes.to_vec());
-            let n = count / CLIENTS + usize::from(i < count % CLIENTS);
+            let n = count / clients + usize::from(i < count % clients);
             tokio::spawn(async move {
                 let from = format!("bench-sender-{i}");
                 for k in 0..n {
-                    let to = &inboxes[(k * CLIENTS + i) % inboxes.len()];
+                    let to = &inboxes[(k * clients + i) % inboxes.len()];
                     let body = serde_json::json!({"from": from, "to": to, "body": format!("message {k} of {from}")});
                     let res = c.post(format!("{base}/api/send")).json(&body).send().await?;
                     anyhow::ensure!(res.status() == status, "send: {}", res.status());
@@ -101,7 +109,8 @@ async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> an
         .collect();
     let rate = fill(&c, &base, &inboxes, big).await?;
     println!(
-        "{label:10} sends/s (8 clients, {big} sends):        {rate:8.0}  ({:.1} % of the floor)",
+        "{label:10} sends/s ({} clients, {big} sends):        {rate:8.0}  ({:.1} % of the floor)",
+        clients(),
         rate / floor * 100.0
     );
     let p_large = read_p50(&c, &base, &inboxes[0]).await?;
@@ -129,7 +138,10 @@ async fn main() -> anyhow::Result<()> {
     let sinks: Vec<String> = (0..INBOXES).map(|i| format!("floor-{i}")).collect();
     let floor_rate = post_all(&Client::new(), &floor.base_url(), &sinks, big, 200).await?;
     floor.stop().await;
-    println!("floor      requests/s (8 clients, {big} sends):     {floor_rate:8.0}");
+    println!(
+        "floor      requests/s ({} clients, {big} sends):     {floor_rate:8.0}",
+        clients()
+    );
     figures("sqlite", TestApp::builder(), big, floor_rate).await?;
 
     if std::env::var("HUB_BENCH_PG").as_deref() != Ok("0") {
