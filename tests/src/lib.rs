@@ -384,6 +384,33 @@ impl SpinUp {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// What the server printed so far, then what its components wrote to their log files
+    /// (Spin keeps those apart; `dochub-host` prints them with its own).
+    pub fn logs(&self) -> String {
+        let mut text = self.log_text();
+        for (_, logged) in self.component_log_files() {
+            text.push_str(&logged);
+        }
+        text
+    }
+
+    /// Each component log file's name and text.
+    fn component_log_files(&self) -> Vec<(String, String)> {
+        let files = self
+            .component_logs
+            .as_ref()
+            .and_then(|d| std::fs::read_dir(d).ok());
+        files
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| {
+                let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                (entry.file_name().to_string_lossy().into_owned(), text)
+            })
+            .collect()
+    }
+
     fn signal_group(&self, signal: &str) {
         // The group's id is the child's PID: this ends only the processes this harness started.
         let _ = std::process::Command::new("kill")
@@ -399,14 +426,9 @@ impl Drop for SpinUp {
         // A failing test's own output then says what Spin logged (its trap, its error).
         if std::thread::panicking() {
             eprintln!("--- server log ---\n{}", self.log_text());
-            let logs = self
-                .component_logs
-                .as_ref()
-                .and_then(|d| std::fs::read_dir(d).ok());
-            for entry in logs.into_iter().flatten().flatten() {
-                let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            for (name, text) in self.component_log_files() {
                 if !text.is_empty() {
-                    eprintln!("--- {} ---\n{text}", entry.file_name().to_string_lossy());
+                    eprintln!("--- {name} ---\n{text}");
                 }
             }
         }

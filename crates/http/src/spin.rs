@@ -133,6 +133,8 @@ fn send(
         }),
         unset: None,
         body: None,
+        declared: None,
+        handed: 0,
         client_left: false,
         log: &log,
     };
@@ -202,6 +204,10 @@ struct BodyWriter<'a> {
     /// Created, not yet set.
     unset: Option<(ResponseOutparam, OutgoingResponse)>,
     body: Option<(OutgoingBody, OutputStream)>,
+    /// The `content-length` sent, when the whole body was known.
+    declared: Option<u64>,
+    /// Bytes the stream has taken.
+    handed: u64,
     /// The stream reported the connection closed.
     client_left: bool,
     log: &'a dyn Fn(&str),
@@ -220,6 +226,7 @@ impl BodyWriter<'_> {
         };
         if let Some(length) = content_length {
             headers.push(("content-length".to_owned(), length.to_string().into_bytes()));
+            self.declared = u64::try_from(length).ok();
         }
         let fields = Fields::from_list(&headers).unwrap_or_else(|e| {
             (self.log)(&format!("error: cannot send the response headers: {e:?}"));
@@ -278,6 +285,7 @@ impl Write for BodyWriter<'_> {
         stream
             .write(&buf[..n])
             .map_err(|e| stream_error(&mut self.client_left, e))?;
+        self.handed += n as u64;
         self.respond();
         Ok(n)
     }
@@ -288,8 +296,11 @@ impl Write for BodyWriter<'_> {
         let Some((_, stream)) = &self.body else {
             return Err(io::Error::other("the response has no body"));
         };
-        stream
-            .blocking_flush()
-            .map_err(|e| stream_error(&mut self.client_left, e))
+        match stream.blocking_flush() {
+            // The host lets go of a body of known length once it holds every byte, so a flush
+            // after the last write may find the stream closed with nothing lost.
+            Err(StreamError::Closed) if self.declared == Some(self.handed) => Ok(()),
+            result => result.map_err(|e| stream_error(&mut self.client_left, e)),
+        }
     }
 }
