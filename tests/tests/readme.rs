@@ -151,7 +151,8 @@ async fn the_readme_run_command_serves_the_bundled_docs() {
 
     // Answers over kept-alive connections, each whole, and none logged as a client that
     // left: the host lets go of a body of known length once it holds every byte, which a
-    // flush racing it once took for a hang-up (about one answer in a few thousand).
+    // flush racing it once took for a hang-up (hundreds of these answers under `spin up`,
+    // a few under `dochub-host`).
     let client = reqwest::Client::new();
     let readers: Vec<_> = (0..READERS)
         .map(|_| {
