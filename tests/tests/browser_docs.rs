@@ -379,7 +379,11 @@ async fn dark_mode_switch_highlighting_and_previous_next() {
     // Previous / next follow `order`, then titles: Start, Quickstart, Deploy, Appendix.
     let mut visited = vec![client.current_url().await.expect("url").path().to_owned()];
     while let Ok(next) = client.find(Locator::Css("a.pager-next")).await {
+        let href = next.attr("href").await.expect("href").expect("a link");
         next.click().await.expect("click next");
+        // Read the address only once the page the link names is there.
+        let target = url::Url::parse(&app.url(&href)).expect("url");
+        client.wait().for_url(&target).await.expect("next page");
         visited.push(client.current_url().await.expect("url").path().to_owned());
         assert!(visited.len() <= 4, "{visited:?}");
     }
@@ -393,10 +397,12 @@ async fn dark_mode_switch_highlighting_and_previous_next() {
         ]
     );
     click(client, Locator::Css("a.pager-previous")).await;
-    assert_eq!(
-        client.current_url().await.expect("url").path(),
-        "/docs/p/guide/aa-deploy"
-    );
+    let previous = url::Url::parse(&app.url("/docs/p/guide/aa-deploy")).expect("url");
+    client
+        .wait()
+        .for_url(&previous)
+        .await
+        .expect("previous page");
     assert_eq!(
         browser.console_errors().await.expect("log"),
         Vec::<String>::new(),

@@ -131,10 +131,12 @@ async fn the_version_switcher_in_light_and_dark() {
         .click()
         .await
         .expect("click");
-    assert_eq!(
-        client.current_url().await.expect("url").path(),
-        "/docs/spin/v2/install"
-    );
+    let latest_url = url::Url::parse(&app.url("/docs/spin/v2/install")).expect("url");
+    client
+        .wait()
+        .for_url(&latest_url)
+        .await
+        .expect("latest page");
     let latest = versions(&browser).await;
     assert_eq!(latest["notice"], Json::Null, "{latest}");
     assert_eq!(latest["links"][0]["current"], "page", "{latest}");
@@ -148,9 +150,9 @@ async fn the_version_switcher_in_light_and_dark() {
         .send_keys(&format!("kettle{ENTER}"))
         .await
         .expect("type");
-    let url = client.current_url().await.expect("url");
-    assert_eq!(url.path(), "/docs/search");
-    assert_eq!(url.query(), Some("q=kettle&version=v2"));
+    // The form's navigation may not have begun when the keys are sent: wait for its page.
+    let results = url::Url::parse(&app.url("/docs/search?q=kettle&version=v2")).expect("url");
+    client.wait().for_url(&results).await.expect("results page");
     let hits: Vec<String> = browser
         .eval("return [...document.querySelectorAll('.results a')].map((a) => a.getAttribute('href'));")
         .await
