@@ -196,6 +196,18 @@ impl Browser {
         Ok(())
     }
 
+    /// Waits until the page at `url` is open: a click or a submitted form may not have begun
+    /// its navigation when WebDriver answers, so reading the address at once can find the
+    /// page before it.
+    pub async fn wait_for_url(&self, url: &str) -> anyhow::Result<()> {
+        let url = url::Url::parse(url)?;
+        self.client
+            .wait()
+            .for_url(&url)
+            .await
+            .with_context(|| format!("waiting for {url}"))
+    }
+
     /// Evaluates `script` (a function body; `return` gives the result) in the page.
     pub async fn eval(&self, script: &str) -> anyhow::Result<Json> {
         Ok(self.client.execute(script, Vec::new()).await?)

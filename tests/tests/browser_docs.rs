@@ -141,8 +141,8 @@ async fn docs_layout_and_navigation_in_chromium() {
         .send_keys(&format!("zanzibar{ENTER}"))
         .await
         .expect("type");
-    let results = url::Url::parse(&app.url("/docs/search?q=zanzibar")).expect("url");
-    client.wait().for_url(&results).await.expect("results page");
+    let results = app.url("/docs/search?q=zanzibar");
+    browser.wait_for_url(&results).await.expect("results page");
     let hit = client
         .wait()
         .for_element(Locator::Css(
@@ -175,7 +175,7 @@ async fn docs_layout_and_navigation_in_chromium() {
         Some("Search")
     );
     button.click().await.expect("click");
-    client.wait().for_url(&results).await.expect("results page");
+    browser.wait_for_url(&results).await.expect("results page");
 
     // Clicking a sidebar link navigates; the new page's link becomes the active one.
     client.goto(&page).await.expect("goto");
@@ -188,8 +188,10 @@ async fn docs_layout_and_navigation_in_chromium() {
         .click()
         .await
         .expect("click");
-    let reference = url::Url::parse(&app.url("/docs/alpha/reference/")).expect("url");
-    client.wait().for_url(&reference).await.expect("navigated");
+    browser
+        .wait_for_url(&app.url("/docs/alpha/reference/"))
+        .await
+        .expect("navigated");
     let h1 = client
         .find(Locator::Css("article h1"))
         .await
@@ -204,8 +206,10 @@ async fn docs_layout_and_navigation_in_chromium() {
         .click()
         .await
         .expect("click");
-    let cli = url::Url::parse(&app.url("/docs/alpha/reference/cli")).expect("url");
-    client.wait().for_url(&cli).await.expect("navigated");
+    browser
+        .wait_for_url(&app.url("/docs/alpha/reference/cli"))
+        .await
+        .expect("navigated");
     let active = client
         .find(Locator::Css("nav.sidebar a.active"))
         .await
@@ -382,8 +386,10 @@ async fn dark_mode_switch_highlighting_and_previous_next() {
         let href = next.attr("href").await.expect("href").expect("a link");
         next.click().await.expect("click next");
         // Read the address only once the page the link names is there.
-        let target = url::Url::parse(&app.url(&href)).expect("url");
-        client.wait().for_url(&target).await.expect("next page");
+        browser
+            .wait_for_url(&app.url(&href))
+            .await
+            .expect("next page");
         visited.push(client.current_url().await.expect("url").path().to_owned());
         assert!(visited.len() <= 4, "{visited:?}");
     }
@@ -397,10 +403,8 @@ async fn dark_mode_switch_highlighting_and_previous_next() {
         ]
     );
     click(client, Locator::Css("a.pager-previous")).await;
-    let previous = url::Url::parse(&app.url("/docs/p/guide/aa-deploy")).expect("url");
-    client
-        .wait()
-        .for_url(&previous)
+    browser
+        .wait_for_url(&app.url("/docs/p/guide/aa-deploy"))
         .await
         .expect("previous page");
     assert_eq!(

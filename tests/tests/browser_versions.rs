@@ -131,10 +131,8 @@ async fn the_version_switcher_in_light_and_dark() {
         .click()
         .await
         .expect("click");
-    let latest_url = url::Url::parse(&app.url("/docs/spin/v2/install")).expect("url");
-    client
-        .wait()
-        .for_url(&latest_url)
+    browser
+        .wait_for_url(&app.url("/docs/spin/v2/install"))
         .await
         .expect("latest page");
     let latest = versions(&browser).await;
@@ -150,9 +148,10 @@ async fn the_version_switcher_in_light_and_dark() {
         .send_keys(&format!("kettle{ENTER}"))
         .await
         .expect("type");
-    // The form's navigation may not have begun when the keys are sent: wait for its page.
-    let results = url::Url::parse(&app.url("/docs/search?q=kettle&version=v2")).expect("url");
-    client.wait().for_url(&results).await.expect("results page");
+    browser
+        .wait_for_url(&app.url("/docs/search?q=kettle&version=v2"))
+        .await
+        .expect("results page");
     let hits: Vec<String> = browser
         .eval("return [...document.querySelectorAll('.results a')].map((a) => a.getAttribute('href'));")
         .await
