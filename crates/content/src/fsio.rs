@@ -6,7 +6,7 @@
 //! the 2-core machines here, where the system call itself takes 2 µs. Rust's `std::fs` on
 //! wasip2 spends two of them on a `metadata` (a `stat-at` without following links, then one
 //! following them) and three or four on reading a small file. So in a component:
-//! - [`mtime_ns`] is one `stat-at`;
+//! - [`stat`] and [`mtime_ns`] are one `stat-at`;
 //! - [`list_dir`] is one `open-at` and one `read-directory` (the host reads every entry's type
 //!   in that one round trip; `std`'s `read_dir` costs a `stat-at` per entry on top, through
 //!   wasi-libc's `readdir`, which asks each entry's inode number);
@@ -27,7 +27,7 @@ use crate::segment::is_valid_id;
 /// Modification time of a file or folder in nanoseconds since 1970; 0 when it has none or
 /// cannot be read (the index then compares listings instead).
 pub fn mtime_ns(path: &Path) -> u64 {
-    imp::mtime_ns(path)
+    stat(path).ok().flatten().map_or(0, |found| found.mtime_ns)
 }
 
 /// What a folder entry is, links followed.
@@ -51,9 +51,23 @@ pub fn list_dir(
     imp::list_dir(path, &keep)
 }
 
+/// What one `stat` of a path tells, links followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// What is there.
+    pub kind: EntryKind,
+    /// Its modification time in nanoseconds since 1970; 0 when it has none.
+    pub mtime_ns: u64,
+}
+
+/// One `stat` of `path`, links followed; `Ok(None)` when nothing is there.
+pub fn stat(path: &Path) -> io::Result<Option<Stat>> {
+    imp::stat(path)
+}
+
 /// Whether `path` is a folder; `Ok(None)` when nothing is there.
 pub fn is_dir(path: &Path) -> io::Result<Option<bool>> {
-    imp::is_dir(path)
+    Ok(stat(path)?.map(|found| found.kind == EntryKind::Dir))
 }
 
 /// The whole file; `Ok(None)` when it does not exist.
@@ -308,15 +322,7 @@ mod portable {
     use std::path::Path;
     use std::time::UNIX_EPOCH;
 
-    use super::{EntryKind, is_absent};
-
-    pub(crate) fn mtime_ns(path: &Path) -> u64 {
-        std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-    }
+    use super::{EntryKind, Stat, is_absent};
 
     pub(crate) fn list_dir(
         path: &Path,
@@ -355,12 +361,25 @@ mod portable {
         Ok(Some(out))
     }
 
-    pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
-        match std::fs::metadata(path) {
-            Ok(meta) => Ok(Some(meta.is_dir())),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+    pub(crate) fn stat(path: &Path) -> io::Result<Option<Stat>> {
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let kind = if meta.is_dir() {
+            EntryKind::Dir
+        } else if meta.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        };
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        Ok(Some(Stat { kind, mtime_ns }))
     }
 
     pub(crate) fn read_capped(path: &Path, max: u64) -> io::Result<Option<super::Capped>> {
@@ -415,7 +434,7 @@ mod wasi_host {
     };
     use wasi::io::streams::{InputStream, StreamError};
 
-    use super::{EntryKind, is_absent};
+    use super::{EntryKind, Stat, is_absent};
 
     /// What the host reads at most per call (wasmtime-wasi's `MAX_READ_SIZE_ALLOC`); a shorter
     /// read of a regular file is its end.
@@ -488,14 +507,8 @@ mod wasi_host {
         })
     }
 
-    pub(crate) fn mtime_ns(path: &Path) -> u64 {
-        match at(path, |dir, rel| dir.stat_at(PathFlags::SYMLINK_FOLLOW, rel)) {
-            Some(Ok(stat)) => stat
-                .data_modification_timestamp
-                .map_or(0, |t| t.seconds * 1_000_000_000 + u64::from(t.nanoseconds)),
-            Some(Err(_)) => 0,
-            None => super::portable::mtime_ns(path),
-        }
+    fn nanos(time: Option<wasi::clocks::wall_clock::Datetime>) -> u64 {
+        time.map_or(0, |t| t.seconds * 1_000_000_000 + u64::from(t.nanoseconds))
     }
 
     fn kind(type_: DescriptorType) -> EntryKind {
@@ -557,12 +570,15 @@ mod wasi_host {
         listed.unwrap_or_else(|| super::portable::list_dir(path, keep))
     }
 
-    pub(crate) fn is_dir(path: &Path) -> io::Result<Option<bool>> {
+    pub(crate) fn stat(path: &Path) -> io::Result<Option<Stat>> {
         match at(path, |dir, rel| dir.stat_at(PathFlags::SYMLINK_FOLLOW, rel)) {
-            Some(Ok(stat)) => Ok(Some(stat.type_ == DescriptorType::Directory)),
+            Some(Ok(stat)) => Ok(Some(Stat {
+                kind: kind(stat.type_),
+                mtime_ns: nanos(stat.data_modification_timestamp),
+            })),
             Some(Err(ErrorCode::NoEntry)) => Ok(None),
             Some(Err(code)) => Err(error(code)),
-            None => super::portable::is_dir(path),
+            None => super::portable::stat(path),
         }
     }
 

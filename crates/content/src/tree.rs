@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::ContentError;
 use crate::frontmatter::parse_page;
-use crate::fsio::{Capped, Kind, absent_or_error, list};
+use crate::fsio::{Capped, EntryKind, Kind, absent_or_error, list};
 use crate::limits::{MAX_PAGE_BYTES, MAX_YAML_BYTES, oversized_page};
 use crate::model::{
     Page, PageSummary, Project, ProjectOutline, SchemaCoverage, Subproject, reading_order,
@@ -21,11 +21,14 @@ pub const PROJECT_META: &str = "_project.yaml";
 /// File in a subproject directory with its name, description and schema coverage.
 pub const SUBPROJECT_META: &str = "_subproject.yaml";
 
-/// An open content root. Cheap to create; every call reads the disk afresh
-/// (a Spin component lives for one request, so there is nothing to cache).
+/// An open content root. Cheap to create; every call reads the disk afresh (a Spin component
+/// lives for one request, so there is nothing to cache), but for the root's own modification
+/// time, taken when it is opened: open a root per request.
 #[derive(Debug, Clone)]
 pub struct ContentRoot {
     root: PathBuf,
+    /// The root folder's modification time when it was opened (0: none, or not looked at).
+    mtime_ns: u64,
 }
 
 /// Meta from `_project.yaml` / `_subproject.yaml`.
@@ -45,12 +48,23 @@ impl ContentRoot {
         let root = path.as_ref().to_path_buf();
         // One `stat` (every request opens the root): a folder that cannot be listed fails at
         // its first listing instead.
-        match crate::fsio::is_dir(&root) {
+        match crate::fsio::stat(&root) {
             Ok(None) => Err(ContentError::RootMissing { path: root }),
-            Ok(Some(false)) => Err(ContentError::RootNotDirectory { path: root }),
-            Ok(Some(true)) => Ok(ContentRoot { root }),
+            Ok(Some(found)) if found.kind != EntryKind::Dir => {
+                Err(ContentError::RootNotDirectory { path: root })
+            }
+            Ok(Some(found)) => Ok(ContentRoot {
+                root,
+                mtime_ns: found.mtime_ns,
+            }),
             Err(e) => Err(ContentError::io(root, e)),
         }
+    }
+
+    /// The root folder's modification time as [`ContentRoot::open`] found it, from the same
+    /// `stat`: what the prebuilt index compares with its record, without a second look.
+    pub fn mtime_ns(&self) -> u64 {
+        self.mtime_ns
     }
 
     /// The root directory.

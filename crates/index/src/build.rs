@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::IndexError;
 use crate::{FullSummary, Index, IndexSummary, write_index, write_prebuilt_full};
 use dochub_content::ContentRoot;
-use dochub_content::fsio::read_file;
+use dochub_content::fsio::{self, EntryKind, read_file};
 use dochub_content::is_valid_id;
 
 /// Master manifest file in the build directory.
@@ -183,10 +183,19 @@ impl Prebuilt {
     /// Opens a build directory; it must hold `manifest.json`.
     pub fn open(dir: impl AsRef<Path>) -> Result<Prebuilt, IndexError> {
         let dir = dir.as_ref().to_path_buf();
-        if !dir.join(MASTER_FILE).is_file() {
-            return Err(IndexError::PrebuiltMissing { path: dir });
+        // One `stat` (`std`'s `is_file` is two host round trips in a component).
+        match fsio::stat(&dir.join(MASTER_FILE)) {
+            Ok(Some(found)) if found.kind == EntryKind::File => Ok(Prebuilt { dir }),
+            _ => Err(IndexError::PrebuiltMissing { path: dir }),
         }
-        Ok(Prebuilt { dir })
+    }
+
+    /// A build directory whose `manifest.json` is not looked for: reading it says whether it
+    /// is there ([`Prebuilt::master_manifest`]).
+    pub(crate) fn unchecked(dir: impl AsRef<Path>) -> Prebuilt {
+        Prebuilt {
+            dir: dir.as_ref().to_path_buf(),
+        }
     }
 
     /// The master manifest's JSON.

@@ -288,19 +288,26 @@ impl Catalog for IndexCatalog<'_> {
             ManifestName::Project(p) => Scope::Project(p),
             ManifestName::Subproject(p, s) => Scope::Subproject(p, s),
         })?;
-        let prebuilt = match Prebuilt::open(self.build_dir) {
-            Ok(prebuilt) => prebuilt,
+        let read = match name {
+            // Read at once: its absence is the build's.
+            ManifestName::Master => Prebuilt::unchecked(self.build_dir)
+                .master_manifest()
+                .map(Some),
+            ManifestName::Project(p) => {
+                Prebuilt::open(self.build_dir).and_then(|build| build.project_manifest(p))
+            }
+            ManifestName::Subproject(p, s) => {
+                Prebuilt::open(self.build_dir).and_then(|build| build.subproject_manifest(p, s))
+            }
+        };
+        match read {
+            Ok(manifest) => Ok(manifest),
             // The index is there but not the manifests: a build is being written.
             Err(IndexError::PrebuiltMissing { .. }) => {
-                return Err(CatalogError::Stale("the build is being written".into()));
+                Err(CatalogError::Stale("the build is being written".into()))
             }
-            Err(e) => return Err(e.into()),
-        };
-        Ok(match name {
-            ManifestName::Master => Some(prebuilt.master_manifest()?),
-            ManifestName::Project(p) => prebuilt.project_manifest(p)?,
-            ManifestName::Subproject(p, s) => prebuilt.subproject_manifest(p, s)?,
-        })
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// One small file per subproject, no page read.

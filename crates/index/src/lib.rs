@@ -972,7 +972,7 @@ impl Index {
     ) -> Result<(), CatalogError> {
         let base = root.path();
         let root_as_built = *checked.root_as_built.get_or_insert_with(|| {
-            self.nav.root.mtime_ns != 0 && mtime_ns(base) == self.nav.root.mtime_ns
+            self.nav.root.mtime_ns != 0 && root.mtime_ns() == self.nav.root.mtime_ns
         });
         let remembered = match &checked.remembered {
             Some(remembered) => remembered.clone(),
