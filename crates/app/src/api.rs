@@ -28,8 +28,8 @@ use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
 use dochub_content::{
-    Catalog, CatalogError, ManifestName, PagePath, is_valid_id, known_versions, raw_url, to_json,
-    version_scope,
+    Catalog, CatalogError, ContentRoot, ManifestName, PagePath, is_valid_id, known_versions,
+    raw_url, to_json, version_scope,
 };
 use dochub_index::Source;
 use dochub_search::Within;
@@ -164,10 +164,19 @@ fn dispatch(
     query: &str,
     now: DateTime<Utc>,
 ) -> Result<Response, CatalogError> {
+    if let Route::Raw(p, s, page) = route
+        && let Some(bytes) = ContentRoot::raw_if_present(&config.source.content_dir, p, s, page)
+    {
+        return Ok(raw_page(bytes));
+    }
     let (res, warning) = config
         .source
         .read(|catalog| answer(catalog, route, query, now))?;
     Ok(res.with_warning(warning))
+}
+
+fn raw_page(bytes: Vec<u8>) -> Response {
+    Response::new(200, MARKDOWN, bytes)
 }
 
 fn json(bytes: Vec<u8>) -> Response {
@@ -193,7 +202,7 @@ fn answer(
             manifest(ManifestName::Subproject(p, s), "Subproject not found")?
         }
         Route::Raw(p, s, page) => match catalog.raw(p, s, page)? {
-            Some(bytes) => Response::new(200, MARKDOWN, bytes),
+            Some(bytes) => raw_page(bytes),
             None => match moved(catalog, p, s, page)? {
                 Some(new) => {
                     Response::redirect(301, raw_url(&new.project, &new.subproject, &new.page))
