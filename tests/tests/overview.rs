@@ -166,6 +166,23 @@ async fn a_registered_id_without_its_file_is_a_404() {
     // A file without a registry entry is not served.
     let res = reqwest::get(app.url("/overview/notes")).await.unwrap();
     assert_eq!(res.status(), 404);
+
+    // The landing page has a card for each overview whose file is there, and only those.
+    let landing = reqwest::get(app.url("/overview/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for (id, shown) in [
+        ("architecture", true),
+        ("content-pipeline", true),
+        ("auth-deployment", false),
+        ("notes", false),
+    ] {
+        let card = format!(r#"<a class="card t1" href="/overview/{id}">"#);
+        assert_eq!(landing.contains(&card), shown, "card for {id}");
+    }
     app.stop().await;
 }
 

@@ -80,20 +80,16 @@ pub fn check_dir(dir: &Path) -> Result<CheckReport, CheckError> {
 
     let missing_files = OVERVIEWS
         .iter()
-        .filter(|o| !html_files.iter().any(|f| is_file_of(f, o)))
+        .filter(|o| !html_files.iter().any(|f| o.is_file_name(f)))
         .collect();
     let unregistered_files = html_files
         .into_iter()
-        .filter(|f| !OVERVIEWS.iter().any(|o| is_file_of(f, o)))
+        .filter(|f| !OVERVIEWS.iter().any(|o| o.is_file_name(f)))
         .collect();
     Ok(CheckReport {
         missing_files,
         unregistered_files,
     })
-}
-
-fn is_file_of(file_name: &str, o: &Overview) -> bool {
-    file_name.strip_suffix(".html") == Some(o.id)
 }
 
 #[cfg(test)]

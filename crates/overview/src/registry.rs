@@ -13,6 +13,13 @@ pub struct Overview {
     pub subtitle: &'static str,
 }
 
+impl Overview {
+    /// Whether `name` is this overview's file name, `<id>.html`.
+    pub fn is_file_name(&self, name: &str) -> bool {
+        name.strip_suffix(".html") == Some(self.id)
+    }
+}
+
 /// Every overview page, in the order the landing page shows them.
 ///
 /// Adding an overview takes an entry here and a file `content/_overviews/<id>.html`;

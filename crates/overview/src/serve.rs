@@ -1,8 +1,8 @@
 //! Request handling for the overview component, as a plain function of method, path and content root.
 
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
+use dochub_content::fsio::{self, EntryKind};
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::{HTML, Response};
 
@@ -121,17 +121,35 @@ pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<
 
 /// The registered overviews whose file is there: a plain docs tree has none, and its landing
 /// page says so instead of linking to pages that would be 404s.
+///
+/// One listing of the folder, not a `stat` per overview: in a component each file-system call
+/// is a round trip to the host's thread pool ([`dochub_content::fsio`]). A folder that cannot
+/// be listed shows no overviews, as a missing one does.
 fn available(content_dir: &Path) -> Vec<Overview> {
+    let listed = fsio::list_dir(&content_dir.join(OVERVIEWS_DIR), |name| {
+        OVERVIEWS.iter().any(|o| o.is_file_name(name))
+    });
+    let files: Vec<String> = match listed {
+        Ok(Some(entries)) => entries
+            .into_iter()
+            .filter(|(_, kind)| *kind == EntryKind::File)
+            .map(|(name, _)| name)
+            .collect(),
+        Ok(None) | Err(_) => Vec::new(),
+    };
     OVERVIEWS
         .iter()
-        .filter(|o| file_of(content_dir, o).is_file())
+        .filter(|o| files.iter().any(|name| o.is_file_name(name)))
         .copied()
         .collect()
 }
 
+/// The folder of the overview files, inside the content root.
+const OVERVIEWS_DIR: &str = "_overviews";
+
 fn file_of(content_dir: &Path, o: &Overview) -> PathBuf {
     content_dir
-        .join("_overviews")
+        .join(OVERVIEWS_DIR)
         .join(format!("{}.html", o.id))
 }
 
@@ -141,11 +159,11 @@ fn overview(id: &str, content_dir: &Path) -> Response {
     let Some(entry) = validate_id(id).ok().and_then(|()| find(id)) else {
         return not_found();
     };
-    let file = file_of(content_dir, entry);
-    match std::fs::read(&file) {
-        Ok(bytes) => overview_html(200, bytes),
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::IsADirectory) => not_found(),
-        Err(e) => internal_error(format!("reading {}: {e}", file.display())),
+    // One open and one read (`std::fs::read` makes four host round trips in a component).
+    match fsio::read_file(&file_of(content_dir, entry)) {
+        Ok(Some(bytes)) => overview_html(200, bytes),
+        Ok(None) => not_found(),
+        Err(e) => internal_error(e.to_string()),
     }
 }
 
