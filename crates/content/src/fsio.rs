@@ -324,6 +324,16 @@ mod portable {
 
     use super::{EntryKind, Stat, is_absent};
 
+    fn kind(file_type: std::fs::FileType) -> EntryKind {
+        if file_type.is_dir() {
+            EntryKind::Dir
+        } else if file_type.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        }
+    }
+
     pub(crate) fn list_dir(
         path: &Path,
         keep: &dyn Fn(&str) -> bool,
@@ -349,14 +359,7 @@ mod portable {
                     Err(_) => continue,
                 }
             }
-            let kind = if file_type.is_dir() {
-                EntryKind::Dir
-            } else if file_type.is_file() {
-                EntryKind::File
-            } else {
-                EntryKind::Other
-            };
-            out.push((name, kind));
+            out.push((name, kind(file_type)));
         }
         Ok(Some(out))
     }
@@ -367,19 +370,15 @@ mod portable {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let kind = if meta.is_dir() {
-            EntryKind::Dir
-        } else if meta.is_file() {
-            EntryKind::File
-        } else {
-            EntryKind::Other
-        };
         let mtime_ns = meta
             .modified()
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-        Ok(Some(Stat { kind, mtime_ns }))
+        Ok(Some(Stat {
+            kind: kind(meta.file_type()),
+            mtime_ns,
+        }))
     }
 
     pub(crate) fn read_capped(path: &Path, max: u64) -> io::Result<Option<super::Capped>> {
