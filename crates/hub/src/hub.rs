@@ -615,7 +615,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let rows = match &query.words {
             None => format!(
                 "SELECT {columns} FROM hub_messages m WHERE m.machine = $1 AND m.created >= $2 \
-                 AND m.id < $3{filter} ORDER BY m.id DESC LIMIT $4"
+                 AND m.id < $3{filter} ORDER BY m.id DESC LIMIT CAST($4 AS BIGINT)"
             ),
             Some(words) => match self.db.dialect() {
                 Dialect::Sqlite => {
@@ -633,7 +633,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                         "SELECT {columns} FROM hub_search s \
                          CROSS JOIN hub_messages m ON m.machine = $1 AND m.id = s.rowid \
                          WHERE hub_search MATCH ${} AND s.rowid < $3 AND m.created >= $2{filter} \
-                         ORDER BY s.rowid DESC LIMIT $4",
+                         ORDER BY s.rowid DESC LIMIT CAST($4 AS BIGINT)",
                         params.len()
                     )
                 }
@@ -643,7 +643,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                         "SELECT {columns} FROM hub_messages m WHERE m.machine = $1 \
                          AND m.created >= $2 AND m.id < $3{filter} \
                          AND m.search @@ plainto_tsquery('simple', CAST(${} AS TEXT)) \
-                         ORDER BY m.id DESC LIMIT $4",
+                         ORDER BY m.id DESC LIMIT CAST($4 AS BIGINT)",
                         params.len()
                     )
                 }
@@ -933,7 +933,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             Dialect::Sqlite => format!(
                 "SELECT x.name AS name FROM ({candidates}) x WHERE (SELECT COUNT(*) FROM \
                  (SELECT 1 FROM hub_messages u WHERE u.machine = x.name AND u.read_at IS NULL \
-                 AND u.id >= {} LIMIT $4) n) < $4",
+                 AND u.id >= {} LIMIT CAST($4 AS BIGINT)) n) < $4",
                 first_unexpired("$3")
             ),
             Dialect::Postgres => format!(
@@ -1536,7 +1536,7 @@ fn answer_ids() -> String {
         "SELECT id FROM (SELECT id, SUM{size} OVER (ORDER BY id) - {size} AS before \
          FROM hub_messages WHERE machine = $1 AND read_at IS NULL AND created >= $2 \
          AND id > CAST($5 AS BIGINT) AND importance >= CAST($6 AS BIGINT) \
-         ORDER BY id LIMIT $3) w \
+         ORDER BY id LIMIT CAST($3 AS BIGINT)) w \
          WHERE w.before < CAST($4 AS BIGINT)"
     )
 }

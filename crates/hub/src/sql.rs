@@ -53,7 +53,10 @@ impl From<Option<&str>> for SqlValue {
 
 /// Which SQL the database speaks. The hub writes its statements with PostgreSQL's `$1`
 /// placeholders and `CAST(... AS BIGINT|TEXT)` where a parameter's type cannot be inferred; both
-/// engines accept the rest as written.
+/// engines accept the rest as written. A `LIMIT` takes `CAST($n AS BIGINT)`, never a bare
+/// `$n`: SQLite plans with a bare one's bound value, and so compiles the statement a second
+/// time at its first step, where every request's statements are compiled afresh already
+/// (Spin opens a new connection per request).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
     /// SQLite (Spin's `spin:sqlite`, libSQL): `?1` placeholders; writers are serialized.

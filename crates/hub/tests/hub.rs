@@ -800,3 +800,60 @@ fn forty_first_senders_on_a_fresh_database_all_get_an_answer() {
         assert_eq!(stored, 5);
     }
 }
+
+/// Spin opens a new connection for every request, so each statement is compiled at every use;
+/// SQLite compiles one again at its first step when the plan depends on a bound value (a bare
+/// `LIMIT $n` did), which doubled that cost for sends and inbox reads.
+#[test]
+fn no_statement_of_a_send_or_a_read_is_compiled_twice() {
+    let db = TestDb::new();
+    db.hub().send(&req("ana", "bob", "first"), None).unwrap();
+    // One connection per request, as under Spin; what each compiled again.
+    let recompiles = |request: &dyn Fn(&Hub<SqliteDb>)| {
+        let hub = db.hub();
+        request(&hub);
+        hub.db().recompiles()
+    };
+    let search = MailboxQuery {
+        limit: 10,
+        words: Some(dochub_hub::search_words("second").unwrap()),
+        ..MailboxQuery::default()
+    };
+    type Request<'a> = (&'a str, &'a dyn Fn(&Hub<SqliteDb>));
+    let requests: [Request; 7] = [
+        ("a send", &|hub| {
+            hub.send(&req("ana", "bob", "second"), None).unwrap();
+        }),
+        ("a send with a key", &|hub| {
+            hub.send(&req("ana", "bob", "third"), Some(&key("k-1")))
+                .unwrap();
+        }),
+        ("a broadcast", &|hub| {
+            hub.send(&req("bob", "all", "to all"), None).unwrap();
+        }),
+        ("an inbox read", &|hub| {
+            assert_eq!(bodies(hub, "bob", 10, false), ["first", "second", "third"]);
+        }),
+        ("an acknowledging read", &|hub| {
+            assert_eq!(bodies(hub, "bob", 1, true), ["first"]);
+        }),
+        ("a mailbox", &|hub| {
+            assert_eq!(
+                hub.mailbox(&name("ana"), &mailbox(10))
+                    .unwrap()
+                    .messages
+                    .len(),
+                4
+            );
+        }),
+        ("a mailbox search", &|hub| {
+            assert_eq!(
+                hub.mailbox(&name("bob"), &search).unwrap().messages.len(),
+                1
+            );
+        }),
+    ];
+    for (what, request) in requests {
+        assert_eq!(recompiles(request), 0, "{what}");
+    }
+}

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -14,6 +15,7 @@ use rusqlite::types::{Value, ValueRef};
 /// One connection to a SQLite file.
 pub struct SqliteDb {
     conn: rusqlite::Connection,
+    recompiles: Cell<u64>,
 }
 
 impl SqliteDb {
@@ -21,6 +23,7 @@ impl SqliteDb {
     pub fn open(path: &Path) -> Self {
         Self {
             conn: rusqlite::Connection::open(path).expect("open the test database"),
+            recompiles: Cell::new(0),
         }
     }
 
@@ -29,12 +32,26 @@ impl SqliteDb {
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
         Self {
             conn: rusqlite::Connection::open_with_flags(path, flags).expect("open read-only"),
+            recompiles: Cell::new(0),
         }
     }
 
     /// The connection, for tests that look at the tables directly.
     pub fn conn(&self) -> &rusqlite::Connection {
         &self.conn
+    }
+
+    /// How many times SQLite compiled a statement again after preparing it. Each request
+    /// opens a new connection under Spin, so a statement is compiled at every use, and a
+    /// second compile doubles that cost.
+    pub fn recompiles(&self) -> u64 {
+        self.recompiles.get()
+    }
+
+    fn count_recompiles(&self, statement: &rusqlite::Statement<'_>, before: i32) {
+        let after = statement.get_status(rusqlite::StatementStatus::RePrepare);
+        self.recompiles
+            .set(self.recompiles.get() + u64::try_from(after - before).unwrap_or(0));
     }
 }
 
@@ -60,6 +77,7 @@ impl Sql for SqliteDb {
 
     fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
         let mut statement = self.conn.prepare_cached(sql).map_err(error)?;
+        let recompiled = statement.get_status(rusqlite::StatementStatus::RePrepare);
         let columns = statement.column_count();
         let mut rows = statement
             .query(rusqlite::params_from_iter(bind(params)))
@@ -77,14 +95,18 @@ impl Sql for SqliteDb {
             }
             out.push(values);
         }
+        drop(rows);
+        self.count_recompiles(&statement, recompiled);
         Ok(out)
     }
 
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
         let mut statement = self.conn.prepare_cached(sql).map_err(error)?;
+        let recompiled = statement.get_status(rusqlite::StatementStatus::RePrepare);
         let n = statement
             .execute(rusqlite::params_from_iter(bind(params)))
             .map_err(error)?;
+        self.count_recompiles(&statement, recompiled);
         Ok(n as u64)
     }
 }
