@@ -413,13 +413,19 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         key: Option<&IdempotencyKey>,
     ) -> Result<Message, HubError> {
         let now = self.clock.now_ms();
-        self.with_schema(|| match self.db.dialect() {
-            // Writers are serialized on SQLite: one IMMEDIATE transaction makes the steps one.
-            Dialect::Sqlite => self.transaction(|| self.send_steps(request, key, now)),
-            // No multi-statement transaction on PostgreSQL: Spin hands a pooled connection with
-            // an unfinished transaction to the next request. The step that must be atomic is
-            // one statement (`insert_postgres`).
-            Dialect::Postgres => self.send_steps(request, key, now),
+        self.with_schema(|| {
+            // Read before the write lock: on SQLite this first statement also opens the
+            // connection and reads the schema, which other sends need not wait for.
+            let before = self.before_send(request)?;
+            match self.db.dialect() {
+                // Writers are serialized on SQLite: one IMMEDIATE transaction makes the steps
+                // one.
+                Dialect::Sqlite => self.transaction(|| self.send_steps(request, key, &before, now)),
+                // No multi-statement transaction on PostgreSQL: Spin hands a pooled connection
+                // with an unfinished transaction to the next request. The step that must be
+                // atomic is one statement (`insert_postgres`).
+                Dialect::Postgres => self.send_steps(request, key, &before, now),
+            }
         })
     }
 
@@ -708,9 +714,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         &self,
         request: &SendRequest,
         key: Option<&IdempotencyKey>,
+        before: &BeforeSend,
         now: i64,
     ) -> Result<Message, HubError> {
-        let before = self.before_send(request)?;
         // Purge first: it forgets recipients without messages, which this send may register,
         // so after a purge the read above no longer says who is known.
         let purged = self.purge_when_due(before.purged, now)?;
@@ -947,10 +953,14 @@ impl<S: Sql, C: Clock> Hub<S, C> {
 
     /// What a send decides on before it writes, in one read: the last purge, and whether the
     /// sender and the recipient need registering. A sender seen within [`SEEN_EVERY_MS`] and a
-    /// known recipient take no statement of their own. On PostgreSQL, outside a transaction, a
-    /// concurrent purge may forget the recipient after this read: the same moment as between
-    /// [`Hub::know`]'s look and the insert, and as harmless (the purge only forgets a machine
-    /// unseen for the retention period whose inbox is empty).
+    /// known recipient take no statement of their own. It runs before the send's write (on
+    /// SQLite, before its transaction), so the store may move on meanwhile, and each decision
+    /// holds anyway: the purge is claimed by a compare-and-swap on `purged`, so a purge run by
+    /// another send in between is not run twice; a sender seen within [`SEEN_EVERY_MS`] is
+    /// never the one a purge forgets; and a concurrent purge that forgets the recipient after
+    /// this read does it at the same moment as between [`Hub::know`]'s look and the insert, as
+    /// harmlessly (the purge only forgets a machine unseen for the retention period whose
+    /// inbox is empty, and the message is delivered by name).
     fn before_send(&self, request: &SendRequest) -> Result<BeforeSend, HubError> {
         let rows = self.query(
             "SELECT (SELECT value FROM hub_counter WHERE name = 'purged'), \
