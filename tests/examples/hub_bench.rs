@@ -1,11 +1,12 @@
 //! Hub benchmark (not a test): the real `hub.wasm` under the local host, over HTTP.
 //!
 //! For each store — Spin's SQLite database and PostgreSQL (127.0.0.1:5432, a fresh database,
-//! dropped afterwards) — prints sends per second (8 concurrent clients) and the p50 of an inbox
-//! read (`limit=50`, without ack, so the backlog stays put) with 100 and with 100,000 messages
-//! stored (spread over 20 inboxes of 5,000, below the default `hub_max_unread`), and the size of
-//! `hub.wasm`. Sends are also given as a share of the floor: the same requests answered by a
-//! component that does nothing (`benches/floor`), the most any route could reach.
+//! dropped afterwards) — prints sends per second (8 concurrent clients) and the time each send
+//! took (p50, p99, the slowest), the p50 of an inbox read (`limit=50`, without ack, so the
+//! backlog stays put) with 100 and with 100,000 messages stored (spread over 20 inboxes of
+//! 5,000, below the default `hub_max_unread`), and the size of `hub.wasm`. Sends are also given
+//! as a share of the floor: the same requests answered by a component that does nothing
+//! (`benches/floor`), the most any route could reach.
 //!
 //! Run it with `benches/hub.sh`; set `HUB_BENCH_BIG=<n>` to change the 100,000, `HUB_BENCH_PG=0`
 //! to skip PostgreSQL.
@@ -34,21 +35,44 @@ fn unique(prefix: &str) -> String {
     format!("{prefix}_{}_{nanos:x}", std::process::id())
 }
 
-/// Sends `count` messages spread over `inboxes` from [`clients`] concurrent clients; returns sends
-/// per second.
-async fn fill(c: &Client, base: &str, inboxes: &[String], count: usize) -> anyhow::Result<f64> {
+/// What a run of concurrent posts measured: requests per second and the time each took.
+struct Posts {
+    rate: f64,
+    /// Sorted.
+    times: Vec<Duration>,
+}
+
+impl Posts {
+    fn percentile(&self, p: usize) -> Duration {
+        self.times[(self.times.len() * p / 100).min(self.times.len() - 1)]
+    }
+
+    /// `p50 … p99 … max …`, in milliseconds.
+    fn latencies(&self) -> String {
+        let max = self.times.last().copied().unwrap_or_default();
+        format!(
+            "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            ms(self.percentile(50)),
+            ms(self.percentile(99)),
+            ms(max)
+        )
+    }
+}
+
+/// Sends `count` messages spread over `inboxes` from [`clients`] concurrent clients.
+async fn fill(c: &Client, base: &str, inboxes: &[String], count: usize) -> anyhow::Result<Posts> {
     post_all(c, base, inboxes, count, 201).await
 }
 
 /// Posts `count` sends spread over `inboxes` to `base` from [`clients`] concurrent clients, each
-/// answered `status`; returns requests per second.
+/// answered `status`.
 async fn post_all(
     c: &Client,
     base: &str,
     inboxes: &[String],
     count: usize,
     status: u16,
-) -> anyhow::Result<f64> {
+) -> anyhow::Result<Posts> {
     let start = Instant::now();
     let clients = clients();
     let tasks: Vec<_> = (0..clients)
@@ -57,22 +81,30 @@ async fn post_all(
             let n = count / clients + usize::from(i < count % clients);
             tokio::spawn(async move {
                 let from = format!("bench-sender-{i}");
+                let mut times = Vec::with_capacity(n);
                 for k in 0..n {
                     let to = &inboxes[(k * clients + i) % inboxes.len()];
                     let body = serde_json::json!({"from": from, "to": to, "body": format!("message {k} of {from}")});
+                    let sent = Instant::now();
                     let res = c.post(format!("{base}/api/send")).json(&body).send().await?;
                     anyhow::ensure!(res.status() == status, "send: {}", res.status());
                     // Read to the end, so that the connection is kept for the next send.
                     res.bytes().await?;
+                    times.push(sent.elapsed());
                 }
-                anyhow::Ok(())
+                anyhow::Ok(times)
             })
         })
         .collect();
+    let mut times = Vec::with_capacity(count);
     for t in tasks {
-        t.await??;
+        times.extend(t.await??);
     }
-    Ok(count as f64 / start.elapsed().as_secs_f64())
+    times.sort();
+    Ok(Posts {
+        rate: count as f64 / start.elapsed().as_secs_f64(),
+        times,
+    })
 }
 
 /// p50 of `READS` sequential inbox reads of `machine` (limit 50, no ack).
@@ -107,12 +139,14 @@ async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> an
     let inboxes: Vec<String> = (0..INBOXES)
         .map(|i| unique(&format!("bench-{i}")))
         .collect();
-    let rate = fill(&c, &base, &inboxes, big).await?;
+    let sends = fill(&c, &base, &inboxes, big).await?;
     println!(
-        "{label:10} sends/s ({} clients, {big} sends):        {rate:8.0}  ({:.1} % of the floor)",
+        "{label:10} sends/s ({} clients, {big} sends):        {:8.0}  ({:.1} % of the floor)",
         clients(),
-        rate / floor * 100.0
+        sends.rate,
+        sends.rate / floor * 100.0
     );
+    println!("{label:10} send time: {}", sends.latencies());
     let p_large = read_p50(&c, &base, &inboxes[0]).await?;
     println!(
         "{label:10} inbox-read p50, 100 stored, limit=50:      {:8.2} ms",
@@ -136,12 +170,14 @@ async fn main() -> anyhow::Result<()> {
     // The floor: the same requests to a component that answers 200 and does nothing else.
     let floor = dochub_tests::serve_floor().await?;
     let sinks: Vec<String> = (0..INBOXES).map(|i| format!("floor-{i}")).collect();
-    let floor_rate = post_all(&Client::new(), &floor.base_url(), &sinks, big, 200).await?;
+    let floor_posts = post_all(&Client::new(), &floor.base_url(), &sinks, big, 200).await?;
     floor.stop().await;
+    let floor_rate = floor_posts.rate;
     println!(
         "floor      requests/s ({} clients, {big} sends):     {floor_rate:8.0}",
         clients()
     );
+    println!("floor      request time: {}", floor_posts.latencies());
     figures("sqlite", TestApp::builder(), big, floor_rate).await?;
 
     if std::env::var("HUB_BENCH_PG").as_deref() != Ok("0") {
