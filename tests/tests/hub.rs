@@ -2030,3 +2030,95 @@ async fn replies_and_reads_racing_on_two_hosts_lose_and_double_nothing() {
     one.stop().await;
     two.stop().await;
 }
+
+/// Runs `statements` on the hub's store of `app`, as an operator's SQL shell would.
+async fn run_sql(backend: &Backend, app: &TestApp, statements: &str) {
+    match backend {
+        Backend::Sqlite => {
+            let file = app.dir().join(".spin/sqlite_db.db");
+            rusqlite::Connection::open(file)
+                .unwrap()
+                .execute_batch(statements)
+                .unwrap();
+        }
+        Backend::Postgres(db) => {
+            let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            client.batch_execute(statements).await.unwrap();
+        }
+    }
+}
+
+/// The mailbox's messages as (id, read), newest first.
+async fn mailbox(client: &Client, app: &TestApp, machine: &str) -> Vec<(u64, bool)> {
+    let (status, answer) = get_json(client, app.url(&format!("/api/messages/{machine}"))).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    answer["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["id"].as_u64().unwrap(), m["read"].as_bool().unwrap()))
+        .collect()
+}
+
+on_both!(
+    read_messages_are_kept_up_to_hub_max_read_in_an_upgraded_store_too,
+    read_messages_are_kept_up_to_hub_max_read_on_sqlite,
+    read_messages_are_kept_up_to_hub_max_read_on_postgres
+);
+
+/// A mailbox keeps `hub_max_read` read messages, sent or acknowledged, the newest; unread ones
+/// all. A store of the release before the per-machine count (no `read_kept`, read messages
+/// over the cap) is counted on the next send and trimmed to the cap.
+async fn read_messages_are_kept_up_to_hub_max_read_in_an_upgraded_store_too(backend: Backend) {
+    let app = backend
+        .app()
+        .variable("hub_max_read", "3")
+        .start()
+        .await
+        .unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    for i in 1..=5 {
+        send(&c, &base, "a", "b", &format!("m{i}")).await;
+    }
+    let sent_read: Vec<(u64, bool)> = (3..=5).rev().map(|id| (id, true)).collect();
+    assert_eq!(mailbox(&c, &app, "a").await, sent_read, "the newest sent");
+    let taken = inbox(&c, &base, "b", "limit=4&ack=true").await;
+    assert_eq!(bodies(&taken), ["m1", "m2", "m3", "m4"]);
+    assert_eq!(
+        mailbox(&c, &app, "b").await,
+        [(5, false), (4, true), (3, true), (2, true)],
+        "the unread one, and the newest three read"
+    );
+
+    // What the release before left: no count, and read messages it never trimmed.
+    let drop_count = match backend {
+        Backend::Sqlite => {
+            "DROP TRIGGER hub_read_added; DROP TRIGGER hub_read_marked; \
+             DROP TRIGGER hub_read_removed; ALTER TABLE hub_machines DROP COLUMN read_kept;"
+        }
+        Backend::Postgres(_) => {
+            "DROP TRIGGER hub_count_read ON hub_messages; DROP FUNCTION hub_count_read(); \
+             ALTER TABLE hub_machines DROP COLUMN read_kept;"
+        }
+    };
+    run_sql(&backend, &app, drop_count).await;
+    run_sql(
+        &backend,
+        &app,
+        "UPDATE hub_messages SET read_at = created WHERE machine = 'b'",
+    )
+    .await;
+    assert_eq!(mailbox(&c, &app, "b").await.len(), 4, "over the cap");
+
+    let reply = send(&c, &base, "b", "a", "after the upgrade").await;
+    assert_eq!(reply["id"], 6);
+    assert_eq!(
+        mailbox(&c, &app, "b").await,
+        [(6, true), (5, true), (4, true)],
+        "trimmed to the newest three"
+    );
+    app.stop().await;
+}

@@ -22,7 +22,8 @@
 //! # Guarantees, and why they hold
 //!
 //! Tables (created on first use, and completed whenever a send finds a piece missing):
-//! `hub_machines(name, last_seen)`, `hub_messages(machine, id, sender, recipient, body,
+//! `hub_machines(name, last_seen, read_kept)` (`read_kept`: how many read messages the machine
+//! keeps, counted by triggers on `hub_messages`), `hub_messages(machine, id, sender, recipient, body,
 //! created, subject, importance, thread, reply_to, read_at)` with one row per recipient (unread
 //! while `read_at` is NULL: the inbox) and one, read, for the sender of a message to others, so
 //! a machine's rows are its mailbox; `hub_counter` (the rows `ids`, the last message id, and
@@ -95,7 +96,11 @@
 //!    only left out: reads never return them, the unread cap does not count them, a reply
 //!    cannot join them, an expired key is free (its record is deleted when met), and a
 //!    machine cap that finds no room purges at once before it refuses. Read messages beyond
-//!    `hub_max_read` per machine go, oldest first, whenever that machine acknowledges or sends.
+//!    `hub_max_read` per machine go, oldest first, whenever that machine acknowledges or sends:
+//!    as many as `read_kept` says are over, so a trim costs what it deletes. The count moves
+//!    with every insert, mark and delete of a read row, in the same statement (a trigger), so
+//!    it is exact; a read row of a machine the hub no longer knows (on PostgreSQL, a recipient
+//!    a purge forgot before the send's insert, see 1) makes it known again.
 //! 9. **Set-up is idempotent and checked.** Every set-up statement can run any number of times
 //!    (`IF NOT EXISTS`, `ON CONFLICT DO NOTHING`), set-ups racing each other are retried pass by
 //!    pass, SQLite's write-ahead logging must be on before the counter rows are written, and the

@@ -275,6 +275,77 @@ fn read_messages_are_kept_up_to_the_cap_and_unread_ones_always() {
     assert!(ids(&hub.mailbox(&name("b"), &query(50)).unwrap()).is_empty());
 }
 
+/// Each machine's `read_kept` against its read rows, as stored.
+fn counts(db: &TestDb) -> Vec<(String, i64, i64)> {
+    let conn = SqliteDb::open(&db.path());
+    let mut statement = conn
+        .conn()
+        .prepare(
+            "SELECT name, read_kept, (SELECT COUNT(*) FROM hub_messages \
+             WHERE machine = name AND read_at IS NOT NULL) FROM hub_machines ORDER BY name",
+        )
+        .unwrap();
+    statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn the_count_of_read_messages_follows_every_way_a_message_is_read_or_goes() {
+    let db = TestDb::new();
+    let clock = ManualClock::at(T0);
+    let limits = Limits {
+        max_read: 4,
+        ..Limits::default()
+    };
+    let hub = db.hub_with(&clock, limits);
+    for machine in ["a", "b", "c"] {
+        hub.seen(&name(machine)).unwrap();
+    }
+    for i in 0..6 {
+        send(
+            &hub,
+            json!({"from": "a", "to": "b", "body": format!("to b {i}")}),
+        );
+        send(
+            &hub,
+            json!({"from": "b", "to": "all", "body": format!("to all {i}")}),
+        );
+        send(
+            &hub,
+            json!({"from": "c", "to": "c", "body": "a note to itself"}),
+        );
+    }
+    assert_eq!(
+        hub.inbox(&name("b"), 2, true, true).unwrap().messages.len(),
+        2
+    );
+    assert_eq!(hub.acknowledge(&name("a"), 9).unwrap(), 3);
+    assert_eq!(
+        hub.inbox(&name("c"), 50, true, false)
+            .unwrap()
+            .messages
+            .len(),
+        12
+    );
+    let expected = [("a", 4), ("b", 4), ("c", 4)];
+    let kept: Vec<(String, i64, i64)> = expected
+        .iter()
+        .map(|(m, n)| ((*m).to_owned(), *n, *n))
+        .collect();
+    assert_eq!(counts(&db), kept, "each at the cap, counted right");
+    // Retention deletes read messages too, and the count follows.
+    clock.advance(limits.retention_ms + 1);
+    send(&hub, json!({"from": "d", "to": "a", "body": "later"}));
+    assert_eq!(
+        counts(&db),
+        [("a".to_owned(), 0, 0), ("d".to_owned(), 1, 1)],
+        "b and c, unseen and without messages, are forgotten"
+    );
+}
+
 #[test]
 fn a_retried_reply_is_stored_once_and_a_changed_one_refused() {
     let db = TestDb::new();
