@@ -101,6 +101,8 @@
 //!    with every insert, mark and delete of a read row, in the same statement (a trigger), so
 //!    it is exact; a read row of a machine the hub no longer knows (on PostgreSQL, a recipient
 //!    a purge forgot before the send's insert, see 1) makes it known again.
+//!    A trim that fails after an acknowledging read or a PostgreSQL send has committed is left
+//!    to the next one: the answer is given, never retried into a second change.
 //! 9. **Set-up is idempotent and checked.** Every set-up statement can run any number of times
 //!    (`IF NOT EXISTS`, `ON CONFLICT DO NOTHING`), set-ups racing each other are retried pass by
 //!    pass, SQLite's write-ahead logging must be on before the counter rows are written, and the

@@ -346,6 +346,49 @@ fn the_count_of_read_messages_follows_every_way_a_message_is_read_or_goes() {
     );
 }
 
+/// Acknowledging reads whose trim fails (here: always, as SQLite answers a write it has no time
+/// for): each still answers what it marked read, and takes nothing more.
+#[test]
+fn a_failed_trim_after_an_acknowledging_read_loses_no_message() {
+    struct TrimFails(SqliteDb);
+    impl Sql for TrimFails {
+        fn dialect(&self) -> dochub_hub::Dialect {
+            self.0.dialect()
+        }
+        fn query(
+            &self,
+            sql: &str,
+            params: &[dochub_hub::SqlValue],
+        ) -> Result<Vec<Vec<dochub_hub::SqlValue>>, dochub_hub::SqlError> {
+            self.0.query(sql, params)
+        }
+        fn execute(
+            &self,
+            sql: &str,
+            params: &[dochub_hub::SqlValue],
+        ) -> Result<u64, dochub_hub::SqlError> {
+            if sql.starts_with("DELETE FROM hub_messages WHERE machine") {
+                return Err(dochub_hub::SqlError("database is locked".to_owned()));
+            }
+            self.0.execute(sql, params)
+        }
+    }
+    let db = TestDb::new();
+    let hub = db.hub();
+    for i in 1..=4 {
+        send(
+            &hub,
+            json!({"from": "a", "to": "b", "body": format!("m{i}")}),
+        );
+    }
+    let failing = Hub::new(TrimFails(SqliteDb::open(&db.path())));
+    let taken = failing.inbox(&name("b"), 1, true, true).unwrap();
+    assert_eq!(ids(&taken), [1]);
+    assert_eq!(failing.acknowledge(&name("b"), 2).unwrap(), 1);
+    let left = hub.inbox(&name("b"), 50, false, true).unwrap();
+    assert_eq!(ids(&left), [3, 4], "only what was answered left the inbox");
+}
+
 #[test]
 fn a_retried_reply_is_stored_once_and_a_changed_one_refused() {
     let db = TestDb::new();
