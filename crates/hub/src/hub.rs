@@ -1414,17 +1414,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         if self.db.dialect() != Dialect::Sqlite {
             return op();
         }
-        let started = std::time::Instant::now();
-        let mut pause = std::time::Duration::from_millis(1);
-        loop {
-            match op() {
-                Err(HubError::Busy) if started.elapsed() < BUSY_PATIENCE => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
-                }
-                result => return result,
-            }
-        }
+        while_busy(Pacing::Growing, op)
     }
 
     /// Creates what is missing of the schema and checks the result: a failed step is an error,
@@ -1601,18 +1591,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// every millisecond or so, whatever it has waited, so the lock goes to any of them alike.
     fn lock_for_writing(&self) -> Result<(), HubError> {
         self.query("PRAGMA busy_timeout = 0", &[])?;
-        let started = std::time::Instant::now();
-        loop {
-            match self.execute("BEGIN IMMEDIATE", &[]) {
-                Err(HubError::Busy) if started.elapsed() < BUSY_PATIENCE => {
-                    // Half a millisecond to one and a half: waiters that met do not stay
-                    // in step.
-                    let jitter = u64::from(started.elapsed().subsec_nanos() % 1000);
-                    std::thread::sleep(std::time::Duration::from_micros(500 + jitter));
-                }
-                result => return result.map(drop),
-            }
-        }
+        while_busy(Pacing::Even, || self.execute("BEGIN IMMEDIATE", &[])).map(drop)
     }
 
     fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, HubError> {
@@ -1627,6 +1606,46 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         self.db
             .execute(&dialect.statement(sql), params)
             .map_err(store_error)
+    }
+}
+
+/// How [`while_busy`] waits before it tries again.
+#[derive(Clone, Copy)]
+enum Pacing {
+    /// 1 ms, doubling up to 50: for a whole operation, whose statements may have waited in
+    /// SQLite's own busy handler already.
+    Growing,
+    /// Half a millisecond to one and a half each time, whatever was waited: for the write lock,
+    /// which then goes to any waiter alike, and waiters that met do not stay in step.
+    Even,
+}
+
+/// Runs `op` again while it finds SQLite busy, for up to [`BUSY_PATIENCE`], pausing as
+/// `pacing` says.
+fn while_busy<T>(
+    pacing: Pacing,
+    mut op: impl FnMut() -> Result<T, HubError>,
+) -> Result<T, HubError> {
+    let started = std::time::Instant::now();
+    let mut growing = std::time::Duration::from_millis(1);
+    loop {
+        match op() {
+            Err(HubError::Busy) if started.elapsed() < BUSY_PATIENCE => {
+                let pause = match pacing {
+                    Pacing::Growing => {
+                        let pause = growing;
+                        growing = (growing * 2).min(std::time::Duration::from_millis(50));
+                        pause
+                    }
+                    Pacing::Even => {
+                        let jitter = u64::from(started.elapsed().subsec_nanos() % 1000);
+                        std::time::Duration::from_micros(500 + jitter)
+                    }
+                };
+                std::thread::sleep(pause);
+            }
+            result => return result,
+        }
     }
 }
 
