@@ -4,7 +4,9 @@
 //! dropped afterwards) — prints sends per second (8 concurrent clients) and the time each send
 //! took (p50, p99, the slowest), the p50 of an inbox read (`limit=50`, without ack, so the
 //! backlog stays put) with 100 and with 100,000 messages stored (spread over 20 inboxes of
-//! 5,000, below the default `hub_max_unread`), and the size of `hub.wasm`. Sends are also given
+//! 5,000, below the default `hub_max_unread`), the sends of a busy machine (one sender that
+//! keeps the default `hub_max_read` of read messages already, so each send trims one), and
+//! the size of `hub.wasm`. Sends are also given
 //! as a share of the floor: the same requests answered by a component that does nothing
 //! (`benches/floor`), the most any route could reach.
 //!
@@ -26,6 +28,10 @@ fn clients() -> usize {
 }
 const READS: usize = 300;
 const INBOXES: usize = 20;
+/// The default `hub_max_read`: what the busy sender has sent before it is measured.
+const MAX_READ: usize = 10_000;
+/// Sends measured from the busy sender.
+const BUSY_SENDS: usize = 3_000;
 const PG_ADMIN: &str = "host=127.0.0.1 port=5432 user=postgres dbname=test";
 
 fn unique(prefix: &str) -> String {
@@ -61,17 +67,18 @@ impl Posts {
 
 /// Sends `count` messages spread over `inboxes` from [`clients`] concurrent clients.
 async fn fill(c: &Client, base: &str, inboxes: &[String], count: usize) -> anyhow::Result<Posts> {
-    post_all(c, base, inboxes, count, 201).await
+    post_all(c, base, inboxes, count, 201, None).await
 }
 
 /// Posts `count` sends spread over `inboxes` to `base` from [`clients`] concurrent clients, each
-/// answered `status`.
+/// answered `status`, as `from` or, without it, as one sender per client.
 async fn post_all(
     c: &Client,
     base: &str,
     inboxes: &[String],
     count: usize,
     status: u16,
+    from: Option<&str>,
 ) -> anyhow::Result<Posts> {
     let start = Instant::now();
     let clients = clients();
@@ -79,8 +86,8 @@ async fn post_all(
         .map(|i| {
             let (c, base, inboxes) = (c.clone(), base.to_owned(), inboxes.to_vec());
             let n = count / clients + usize::from(i < count % clients);
+            let from = from.map_or_else(|| format!("bench-sender-{i}"), str::to_owned);
             tokio::spawn(async move {
-                let from = format!("bench-sender-{i}");
                 let mut times = Vec::with_capacity(n);
                 for k in 0..n {
                     let to = &inboxes[(k * clients + i) % inboxes.len()];
@@ -148,6 +155,11 @@ async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> an
     );
     println!("{label:10} send time: {}", sends.latencies());
     let p_large = read_p50(&c, &base, &inboxes[0]).await?;
+    // Fresh inboxes, so that what is measured is the sender's trim, not a full inbox's count.
+    let busy = unique("bench-busy");
+    let fresh: Vec<String> = (0..50).map(|i| unique(&format!("busy-{i}"))).collect();
+    post_all(&c, &base, &fresh, MAX_READ, 201, Some(&busy)).await?;
+    let busy_sends = post_all(&c, &base, &fresh, BUSY_SENDS, 201, Some(&busy)).await?;
     println!(
         "{label:10} inbox-read p50, 100 stored, limit=50:      {:8.2} ms",
         ms(p_small)
@@ -157,6 +169,12 @@ async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> an
         big + 100,
         ms(p_large)
     );
+    println!(
+        "{label:10} sends/s of one sender keeping {MAX_READ} read:  {:8.0}  ({:.1} % of the floor)",
+        busy_sends.rate,
+        busy_sends.rate / floor * 100.0
+    );
+    println!("{label:10} its send time: {}", busy_sends.latencies());
     app.stop().await;
     Ok(())
 }
@@ -170,7 +188,7 @@ async fn main() -> anyhow::Result<()> {
     // The floor: the same requests to a component that answers 200 and does nothing else.
     let floor = dochub_tests::serve_floor().await?;
     let sinks: Vec<String> = (0..INBOXES).map(|i| format!("floor-{i}")).collect();
-    let floor_posts = post_all(&Client::new(), &floor.base_url(), &sinks, big, 200).await?;
+    let floor_posts = post_all(&Client::new(), &floor.base_url(), &sinks, big, 200, None).await?;
     floor.stop().await;
     let floor_rate = floor_posts.rate;
     println!(
