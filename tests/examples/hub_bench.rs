@@ -5,8 +5,8 @@
 //! took (p50, p99, the slowest), the p50 of an inbox read (`limit=50`, without ack, so the
 //! backlog stays put) with 100 and with 100,000 messages stored (spread over 20 inboxes of
 //! 5,000, below the default `hub_max_unread`), the sends of a busy machine (one sender that
-//! keeps the default `hub_max_read` of read messages already, so each send trims one), and
-//! the size of `hub.wasm`. Sends are also given
+//! keeps the default `hub_max_read` of read messages already, so each send trims one), the
+//! sends into one inbox holding 9,000 unread messages, and the size of `hub.wasm`. Sends are also given
 //! as a share of the floor: the same requests answered by a component that does nothing
 //! (`benches/floor`), the most any route could reach.
 //!
@@ -32,6 +32,10 @@ const INBOXES: usize = 20;
 const MAX_READ: usize = 10_000;
 /// Sends measured from the busy sender.
 const BUSY_SENDS: usize = 3_000;
+/// Unread messages in the full inbox before its sends are measured, and the sends measured:
+/// together under the default `hub_max_unread` of 10,000, so every one is taken.
+const FULL_UNREAD: usize = 9_000;
+const FULL_SENDS: usize = 900;
 const PG_ADMIN: &str = "host=127.0.0.1 port=5432 user=postgres dbname=test";
 
 fn unique(prefix: &str) -> String {
@@ -160,6 +164,10 @@ async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> an
     let fresh: Vec<String> = (0..50).map(|i| unique(&format!("busy-{i}"))).collect();
     post_all(&c, &base, &fresh, MAX_READ, 201, Some(&busy)).await?;
     let busy_sends = post_all(&c, &base, &fresh, BUSY_SENDS, 201, Some(&busy)).await?;
+    // One inbox nearly full: each send decides whether it has room for one more.
+    let full = vec![unique("bench-full")];
+    fill(&c, &base, &full, FULL_UNREAD).await?;
+    let full_sends = fill(&c, &base, &full, FULL_SENDS).await?;
     println!(
         "{label:10} inbox-read p50, 100 stored, limit=50:      {:8.2} ms",
         ms(p_small)
@@ -175,6 +183,12 @@ async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> an
         busy_sends.rate / floor * 100.0
     );
     println!("{label:10} its send time: {}", busy_sends.latencies());
+    println!(
+        "{label:10} sends/s into an inbox of {FULL_UNREAD} unread:   {:8.0}  ({:.1} % of the floor)",
+        full_sends.rate,
+        full_sends.rate / floor * 100.0
+    );
+    println!("{label:10} their send time: {}", full_sends.latencies());
     app.stop().await;
     Ok(())
 }
