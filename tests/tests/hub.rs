@@ -2070,8 +2070,8 @@ on_both!(
 );
 
 /// A mailbox keeps `hub_max_read` read messages, sent or acknowledged, the newest; unread ones
-/// all. A store of the release before the per-machine count (no `read_kept`, read messages
-/// over the cap) is counted on the next send and trimmed to the cap.
+/// all. A store of a release before the per-machine counts (no `read_kept`, read messages over
+/// the cap) is counted on the next send and trimmed to the cap.
 async fn read_messages_are_kept_up_to_hub_max_read_in_an_upgraded_store_too(backend: Backend) {
     let app = backend
         .app()
@@ -2093,18 +2093,14 @@ async fn read_messages_are_kept_up_to_hub_max_read_in_an_upgraded_store_too(back
         "the unread one, and the newest three read"
     );
 
-    // What the release before left: no count, and read messages it never trimmed.
-    let drop_count = match backend {
-        Backend::Sqlite => {
-            "DROP TRIGGER hub_read_added; DROP TRIGGER hub_read_marked; \
-             DROP TRIGGER hub_read_removed; ALTER TABLE hub_machines DROP COLUMN read_kept;"
-        }
-        Backend::Postgres(_) => {
-            "DROP TRIGGER hub_count_read ON hub_messages; DROP FUNCTION hub_count_read(); \
-             ALTER TABLE hub_machines DROP COLUMN read_kept;"
-        }
-    };
-    run_sql(&backend, &app, drop_count).await;
+    // What a release before the counts left: none, and read messages it never trimmed.
+    run_sql(&backend, &app, &drop_counts(&backend)).await;
+    run_sql(
+        &backend,
+        &app,
+        "ALTER TABLE hub_machines DROP COLUMN read_kept",
+    )
+    .await;
     run_sql(
         &backend,
         &app,
@@ -2119,6 +2115,122 @@ async fn read_messages_are_kept_up_to_hub_max_read_in_an_upgraded_store_too(back
         mailbox(&c, &app, "b").await,
         [(6, true), (5, true), (4, true)],
         "trimmed to the newest three"
+    );
+    app.stop().await;
+}
+
+/// Drops `unread_kept` and what keeps both counts, as they were before the unread one came.
+fn drop_counts(backend: &Backend) -> String {
+    match backend {
+        Backend::Sqlite => "DROP TRIGGER hub_message_added; DROP TRIGGER hub_message_marked; \
+             DROP TRIGGER hub_message_removed; ALTER TABLE hub_machines DROP COLUMN unread_kept;"
+            .to_owned(),
+        Backend::Postgres(_) => "DROP TRIGGER hub_count_messages ON hub_messages; \
+             DROP FUNCTION hub_count_messages(); DROP FUNCTION hub_inbox_has_room; \
+             ALTER TABLE hub_machines DROP COLUMN unread_kept;"
+            .to_owned(),
+    }
+}
+
+/// The triggers that counted read messages in the release before `unread_kept`, as it made
+/// them.
+fn read_count_of_the_release_before(backend: &Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => {
+            "CREATE TRIGGER hub_read_added AFTER INSERT ON hub_messages \
+             WHEN NEW.read_at IS NOT NULL BEGIN \
+             INSERT INTO hub_machines (name, last_seen, read_kept) VALUES (NEW.machine, 0, 1) \
+             ON CONFLICT (name) DO UPDATE SET read_kept = read_kept + 1; END; \
+             CREATE TRIGGER hub_read_marked AFTER UPDATE OF read_at ON hub_messages \
+             WHEN OLD.read_at IS NULL AND NEW.read_at IS NOT NULL BEGIN \
+             INSERT INTO hub_machines (name, last_seen, read_kept) VALUES (NEW.machine, 0, 1) \
+             ON CONFLICT (name) DO UPDATE SET read_kept = read_kept + 1; END; \
+             CREATE TRIGGER hub_read_removed AFTER DELETE ON hub_messages \
+             WHEN OLD.read_at IS NOT NULL BEGIN \
+             UPDATE hub_machines SET read_kept = read_kept - 1 WHERE name = OLD.machine; END;"
+        }
+        Backend::Postgres(_) => {
+            "CREATE FUNCTION hub_count_read() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN \
+               IF TG_OP = 'DELETE' THEN \
+                 IF OLD.read_at IS NOT NULL THEN \
+                   UPDATE hub_machines SET read_kept = read_kept - 1 WHERE name = OLD.machine; \
+                 END IF; \
+               ELSIF TG_OP = 'INSERT' THEN \
+                 IF NEW.read_at IS NOT NULL THEN \
+                   INSERT INTO hub_machines (name, last_seen, read_kept) VALUES (NEW.machine, 0, 1) \
+                     ON CONFLICT (name) DO UPDATE SET read_kept = hub_machines.read_kept + 1; \
+                 END IF; \
+               ELSIF OLD.read_at IS NULL AND NEW.read_at IS NOT NULL THEN \
+                 INSERT INTO hub_machines (name, last_seen, read_kept) VALUES (NEW.machine, 0, 1) \
+                   ON CONFLICT (name) DO UPDATE SET read_kept = hub_machines.read_kept + 1; \
+               END IF; \
+               RETURN NULL; \
+             END $f$; \
+             CREATE TRIGGER hub_count_read AFTER INSERT OR DELETE OR UPDATE OF read_at \
+               ON hub_messages FOR EACH ROW EXECUTE FUNCTION hub_count_read();"
+        }
+    }
+}
+
+on_both!(
+    unread_counts_in_an_upgraded_store,
+    the_unread_cap_and_the_read_trim_hold_in_an_upgraded_store_on_sqlite,
+    the_unread_cap_and_the_read_trim_hold_in_an_upgraded_store_on_postgres
+);
+
+/// A store of the release that counted read messages only gets the unread count on the next
+/// send, in place of the old triggers: the unread cap is exact from then on, and each read
+/// message is counted once, so the trim keeps exactly `hub_max_read`.
+async fn unread_counts_in_an_upgraded_store(backend: Backend) {
+    let app = backend
+        .app()
+        .variable("hub_max_read", "3")
+        .variable("hub_max_unread", "3")
+        .start()
+        .await
+        .unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    for i in 1..=3 {
+        send(&c, &base, "a", "b", &format!("m{i}")).await;
+    }
+    assert_eq!(
+        bodies(&inbox(&c, &base, "b", "limit=1&ack=true").await),
+        ["m1"]
+    );
+
+    // What the release before left: the read count and its triggers, no unread count.
+    run_sql(&backend, &app, &drop_counts(&backend)).await;
+    run_sql(&backend, &app, read_count_of_the_release_before(&backend)).await;
+
+    send(&c, &base, "a", "b", "m4").await;
+    let res = c
+        .post(app.url("/api/send"))
+        .json(&json!({"from": "a", "to": "b", "body": "one too many"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.status(),
+        StatusCode::INSUFFICIENT_STORAGE,
+        "three unread"
+    );
+    assert_eq!(
+        bodies(&inbox(&c, &base, "b", "ack=true").await),
+        ["m2", "m3", "m4"]
+    );
+    assert_eq!(
+        mailbox(&c, &app, "b").await,
+        [(4, true), (3, true), (2, true)],
+        "the newest three read, each counted once"
+    );
+    let last = send(&c, &base, "a", "b", "fits again").await["id"]
+        .as_u64()
+        .unwrap();
+    // A refused send takes an id on PostgreSQL, none on SQLite.
+    assert_eq!(
+        mailbox(&c, &app, "a").await,
+        [(last, true), (4, true), (3, true)],
+        "the sender's too"
     );
     app.stop().await;
 }

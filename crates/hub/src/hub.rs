@@ -135,74 +135,118 @@ const AFTER_UPGRADE: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS hub_messages_thread ON hub_messages (machine, thread)",
 ];
 
-/// The count of each machine's read messages, `hub_machines.read_kept`, kept by triggers on
-/// `hub_messages`, so that trimming a mailbox to [`Limits::max_read`] deletes what is over
-/// without walking the newest `max_read` read rows first: at the default 10,000 that walk took
-/// 0.8 ms of every send of a busy sender, inside SQLite's write lock. The column, the triggers
-/// and the first count are made in one atomic step ([`Hub::count_read`]), so a database whose
-/// `hub_machines` has the column counts right, and one without it is set up first. A read row
-/// of a machine without a row (on PostgreSQL, a recipient a concurrent purge forgot between its
-/// registration and the send's insert) makes the row, never seen, so no count is ever missed.
-const SQLITE_COUNT_READ: &[&str] = &[
-    "ALTER TABLE hub_machines ADD COLUMN read_kept BIGINT NOT NULL DEFAULT 0",
-    "CREATE TRIGGER IF NOT EXISTS hub_read_added AFTER INSERT ON hub_messages \
-     WHEN NEW.read_at IS NOT NULL BEGIN \
-     INSERT INTO hub_machines (name, last_seen, read_kept) VALUES (NEW.machine, 0, 1) \
-     ON CONFLICT (name) DO UPDATE SET read_kept = read_kept + 1; END",
-    "CREATE TRIGGER IF NOT EXISTS hub_read_marked AFTER UPDATE OF read_at ON hub_messages \
+/// The counts of each machine's messages, `hub_machines.read_kept` and `unread_kept`, kept by
+/// triggers on `hub_messages` in the statement that inserts, marks or deletes a row. Trimming a
+/// mailbox to [`Limits::max_read`] deletes what `read_kept` says is over, without walking the
+/// newest `max_read` read rows first (at the default 10,000, 0.8 ms of every send of a busy
+/// sender, inside SQLite's write lock); a send finds room in an inbox by reading `unread_kept`,
+/// and walks its unread rows only when the count reaches [`Limits::max_unread`], since expired
+/// messages are counted until the purge deletes them (the walk took 0.6 ms for an inbox of
+/// 10,000). The columns, the triggers and the first counts are made in one atomic step
+/// ([`Hub::count_messages`]), so a database whose `hub_machines` has `unread_kept` counts
+/// right, and one without it is set up first. That step replaces the triggers of the release
+/// that counted read messages only.
+///
+/// The counts stay exact because a machine's row outlives its messages: the purge forgets a
+/// machine only while both counts are 0, which PostgreSQL checks again on the row a concurrent
+/// send's trigger has just counted a message on, where it would not see the message itself.
+/// A row a purge has deleted is made again by the trigger of the next message.
+const SQLITE_COUNT_MESSAGES: &[&str] = &[
+    "ALTER TABLE hub_machines ADD COLUMN unread_kept BIGINT NOT NULL DEFAULT 0",
+    "DROP TRIGGER IF EXISTS hub_read_added",
+    "DROP TRIGGER IF EXISTS hub_read_marked",
+    "DROP TRIGGER IF EXISTS hub_read_removed",
+    "CREATE TRIGGER hub_message_added AFTER INSERT ON hub_messages BEGIN \
+     INSERT INTO hub_machines (name, last_seen, read_kept, unread_kept) \
+     VALUES (NEW.machine, 0, NEW.read_at IS NOT NULL, NEW.read_at IS NULL) \
+     ON CONFLICT (name) DO UPDATE SET read_kept = read_kept + excluded.read_kept, \
+     unread_kept = unread_kept + excluded.unread_kept; END",
+    "CREATE TRIGGER hub_message_marked AFTER UPDATE OF read_at ON hub_messages \
      WHEN OLD.read_at IS NULL AND NEW.read_at IS NOT NULL BEGIN \
-     INSERT INTO hub_machines (name, last_seen, read_kept) VALUES (NEW.machine, 0, 1) \
-     ON CONFLICT (name) DO UPDATE SET read_kept = read_kept + 1; END",
-    "CREATE TRIGGER IF NOT EXISTS hub_read_removed AFTER DELETE ON hub_messages \
-     WHEN OLD.read_at IS NOT NULL BEGIN \
-     UPDATE hub_machines SET read_kept = read_kept - 1 WHERE name = OLD.machine; END",
+     UPDATE hub_machines SET read_kept = read_kept + 1, unread_kept = unread_kept - 1 \
+     WHERE name = NEW.machine; END",
+    "CREATE TRIGGER hub_message_removed AFTER DELETE ON hub_messages BEGIN \
+     UPDATE hub_machines SET read_kept = read_kept - (OLD.read_at IS NOT NULL), \
+     unread_kept = unread_kept - (OLD.read_at IS NULL) WHERE name = OLD.machine; END",
     MACHINES_OF_MESSAGES,
-    COUNT_READ,
+    COUNT_MESSAGES,
 ];
 
 /// Before the first count: a machine whose messages outlived its row (a release before every
-/// inbox belonged to a known machine) is known again, never seen, as [`Hub::know`] makes it.
+/// inbox belonged to a known machine, or a purge that raced a send before the counts kept the
+/// row) is known again, never seen, as [`Hub::know`] makes it.
 const MACHINES_OF_MESSAGES: &str = "INSERT INTO hub_machines (name, last_seen) \
      SELECT DISTINCT machine, 0 FROM hub_messages \
      WHERE NOT EXISTS (SELECT 1 FROM hub_machines WHERE name = hub_messages.machine) \
      ON CONFLICT (name) DO NOTHING";
 
-/// The first count of [`SQLITE_COUNT_READ`].
-const COUNT_READ: &str = "UPDATE hub_machines SET read_kept = (SELECT COUNT(*) FROM hub_messages \
-     WHERE hub_messages.machine = hub_machines.name AND hub_messages.read_at IS NOT NULL)";
+/// The first counts of [`SQLITE_COUNT_MESSAGES`].
+const COUNT_MESSAGES: &str = "UPDATE hub_machines SET \
+     read_kept = (SELECT COUNT(*) FROM hub_messages \
+       WHERE hub_messages.machine = hub_machines.name AND hub_messages.read_at IS NOT NULL), \
+     unread_kept = (SELECT COUNT(*) FROM hub_messages \
+       WHERE hub_messages.machine = hub_machines.name AND hub_messages.read_at IS NULL)";
 
-/// [`SQLITE_COUNT_READ`] on PostgreSQL: one `DO` block, the one way to make several statements
-/// atomic there (Spin hands a pooled connection with an open transaction to the next request).
-/// It locks both tables before it looks again, so of concurrent set-ups one adds the column and
-/// the others find it; messages first, the order in which sends lock them.
-fn pg_count_read() -> String {
+/// Whether an inbox has room for one more unread message (`$4`: [`Limits::max_unread`], `$3`:
+/// the oldest creation time not expired; `name`: the inbox): its count says so, or else its
+/// unexpired unread rows, counted up to the cap. `CASE` evaluates the walk only when needed.
+fn has_room(name: &str, oldest: &str, cap: &str) -> String {
     format!(
-        "DO $$ BEGIN \
-    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() \
-      AND table_name = 'hub_machines' AND column_name = 'read_kept') THEN \
-    LOCK TABLE hub_messages, hub_machines IN SHARE ROW EXCLUSIVE MODE; \
-    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() \
-      AND table_name = 'hub_machines' AND column_name = 'read_kept') THEN \
-    ALTER TABLE hub_machines ADD COLUMN read_kept BIGINT NOT NULL DEFAULT 0; \
-    CREATE OR REPLACE FUNCTION hub_count_read() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN \
+        "CASE WHEN (SELECT unread_kept FROM hub_machines WHERE hub_machines.name = {name}) < {cap} \
+         THEN true ELSE (SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages u \
+         WHERE u.machine = {name} AND u.read_at IS NULL AND u.id >= {} LIMIT {cap}) n) < {cap} END",
+        first_unexpired(oldest)
+    )
+}
+
+/// [`SQLITE_COUNT_MESSAGES`] on PostgreSQL: one `DO` block, the one way to make several
+/// statements atomic there (Spin hands a pooled connection with an open transaction to the
+/// next request). It locks both tables before it looks again, so of concurrent set-ups one
+/// makes the counts and the others find them; messages first, the order in which sends lock
+/// them, and at once in the mode that altering them takes, so no lock is ever upgraded.
+///
+/// It also makes `hub_inbox_has_room` ([`has_room`]), which a send calls after it has taken
+/// the counter lock: a `VOLATILE` function takes a fresh snapshot for its query, where the send
+/// statement has the snapshot of its start, taken before it waited for the lock; so the count
+/// sees every send that committed meanwhile, and the unread cap is exact. `locked` is the id
+/// the caller allocated under the lock: passing it makes the call depend on the lock having
+/// been taken. (`hub_inbox_unread_since` and `hub_unread` of earlier releases are unused.)
+fn pg_count_messages() -> String {
+    let column_missing = "NOT EXISTS (SELECT 1 FROM information_schema.columns \
+         WHERE table_schema = current_schema() AND table_name = 'hub_machines' \
+         AND column_name = 'unread_kept')";
+    format!(
+        "DO $$ BEGIN IF {column_missing} THEN \
+    LOCK TABLE hub_messages, hub_machines IN ACCESS EXCLUSIVE MODE; \
+    IF {column_missing} THEN \
+    ALTER TABLE hub_machines ADD COLUMN IF NOT EXISTS read_kept BIGINT NOT NULL DEFAULT 0; \
+    ALTER TABLE hub_machines ADD COLUMN unread_kept BIGINT NOT NULL DEFAULT 0; \
+    DROP TRIGGER IF EXISTS hub_count_read ON hub_messages; \
+    DROP FUNCTION IF EXISTS hub_count_read(); \
+    CREATE FUNCTION hub_count_messages() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN \
       IF TG_OP = 'DELETE' THEN \
-        IF OLD.read_at IS NOT NULL THEN \
-          UPDATE hub_machines SET read_kept = read_kept - 1 WHERE name = OLD.machine; \
-        END IF; \
+        UPDATE hub_machines SET \
+          read_kept = read_kept - CASE WHEN OLD.read_at IS NULL THEN 0 ELSE 1 END, \
+          unread_kept = unread_kept - CASE WHEN OLD.read_at IS NULL THEN 1 ELSE 0 END \
+          WHERE name = OLD.machine; \
       ELSIF TG_OP = 'INSERT' THEN \
-        IF NEW.read_at IS NOT NULL THEN \
-          INSERT INTO hub_machines (name, last_seen, read_kept) VALUES (NEW.machine, 0, 1) \
-            ON CONFLICT (name) DO UPDATE SET read_kept = hub_machines.read_kept + 1; \
-        END IF; \
+        INSERT INTO hub_machines (name, last_seen, read_kept, unread_kept) \
+          VALUES (NEW.machine, 0, CASE WHEN NEW.read_at IS NULL THEN 0 ELSE 1 END, \
+            CASE WHEN NEW.read_at IS NULL THEN 1 ELSE 0 END) \
+          ON CONFLICT (name) DO UPDATE SET read_kept = hub_machines.read_kept + \
+            excluded.read_kept, unread_kept = hub_machines.unread_kept + excluded.unread_kept; \
       ELSIF OLD.read_at IS NULL AND NEW.read_at IS NOT NULL THEN \
-        INSERT INTO hub_machines (name, last_seen, read_kept) VALUES (NEW.machine, 0, 1) \
-          ON CONFLICT (name) DO UPDATE SET read_kept = hub_machines.read_kept + 1; \
+        UPDATE hub_machines SET read_kept = read_kept + 1, unread_kept = unread_kept - 1 \
+          WHERE name = NEW.machine; \
       END IF; \
       RETURN NULL; \
     END $f$; \
-    CREATE TRIGGER hub_count_read AFTER INSERT OR DELETE OR UPDATE OF read_at ON hub_messages \
-      FOR EACH ROW EXECUTE FUNCTION hub_count_read(); \
-    {MACHINES_OF_MESSAGES}; {COUNT_READ}; END IF; END IF; END $$"
+    CREATE TRIGGER hub_count_messages AFTER INSERT OR DELETE OR UPDATE OF read_at \
+      ON hub_messages FOR EACH ROW EXECUTE FUNCTION hub_count_messages(); \
+    CREATE OR REPLACE FUNCTION hub_inbox_has_room(inbox TEXT, cap BIGINT, oldest BIGINT, \
+      locked BIGINT) RETURNS BOOLEAN LANGUAGE sql VOLATILE AS $f$ SELECT {room} $f$; \
+    {MACHINES_OF_MESSAGES}; {COUNT_MESSAGES}; END IF; END IF; END $$",
+        room = has_room("inbox", "oldest", "cap"),
     )
 }
 
@@ -230,23 +274,6 @@ fn first_unexpired(oldest: &str) -> String {
         "COALESCE((SELECT MIN(id) FROM hub_messages WHERE created = \
          (SELECT MIN(created) FROM hub_messages WHERE created >= {oldest})), \
          9223372036854775807)"
-    )
-}
-
-/// PostgreSQL only: the count of one inbox's unread messages created at `oldest` or later, up
-/// to `cap`. A `VOLATILE` function takes a fresh snapshot for its query, where the send
-/// statement that calls it has the snapshot of its start, taken before it waited for the
-/// counter lock; so the count sees every send that committed meanwhile, and the unread cap is
-/// exact. `locked` is the id the caller allocated under the lock: passing it makes the call
-/// depend on the lock having been taken. (`hub_inbox_unread` of an earlier release counted
-/// expired messages too, when every send purged them; unused.)
-fn pg_unread() -> String {
-    format!(
-        "CREATE FUNCTION hub_inbox_unread_since(inbox TEXT, cap BIGINT, oldest BIGINT, \
-         locked BIGINT) RETURNS BIGINT LANGUAGE sql VOLATILE AS \
-         $$ SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages WHERE machine = inbox \
-         AND read_at IS NULL AND id >= {} LIMIT cap) n $$",
-        first_unexpired("oldest")
     )
 }
 
@@ -916,7 +943,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// One statement, in this order: allocate the id (the counter's row lock is held until the
     /// statement commits, so sends are serialized from here on), advance the hub's clock row
     /// under that lock (so timestamps never go back in id order), pick the recipients with
-    /// room (counted by `hub_unread`, which takes a fresh snapshot: it sees every send that
+    /// room (decided by `hub_inbox_has_room`, which takes a fresh snapshot: it sees every send that
     /// committed before this one took the lock), claim the idempotency key, and store the
     /// copies only if the key was claimed and, for a direct send, the inbox had room.
     /// Always answers one row: Spin v4.0.2 never answers a query without rows.
@@ -994,7 +1021,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// parameters `$1`..`$4`; expired messages take no room, purged or not. PostgreSQL must be
     /// able to type every parameter, so both forms name all four. On PostgreSQL it runs inside
     /// [`Hub::insert_postgres`]'s statement, after the counter lock (`c`):
-    /// `hub_inbox_unread_since` gets `c.value` so that it cannot run earlier.
+    /// `hub_inbox_has_room` gets `c.value` so that it cannot run earlier.
     fn targets(&self, request: &SendRequest, now: i64) -> (String, Vec<SqlValue>) {
         let oldest = now - self.limits.retention_ms;
         let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
@@ -1012,15 +1039,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         };
         let sql = match self.db.dialect() {
             Dialect::Sqlite => format!(
-                "SELECT x.name AS name FROM ({candidates}) x WHERE (SELECT COUNT(*) FROM \
-                 (SELECT 1 FROM hub_messages u WHERE u.machine = x.name AND u.read_at IS NULL \
-                 AND u.id >= {} LIMIT CAST($4 AS BIGINT)) n) < $4",
-                first_unexpired("$3")
+                "SELECT x.name AS name FROM ({candidates}) x WHERE {}",
+                has_room("x.name", "$3", "CAST($4 AS BIGINT)")
             ),
             Dialect::Postgres => format!(
                 "SELECT x.name AS name FROM c, ({candidates}) x \
-                 WHERE hub_inbox_unread_since(x.name, CAST($4 AS BIGINT), CAST($3 AS BIGINT), \
-                 c.value) < $4"
+                 WHERE hub_inbox_has_room(x.name, CAST($4 AS BIGINT), CAST($3 AS BIGINT), \
+                 c.value)"
             ),
         };
         (sql, params)
@@ -1040,7 +1065,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let rows = self.query(
             "SELECT (SELECT value FROM hub_counter WHERE name = 'purged'), \
              (SELECT last_seen FROM hub_machines WHERE name = CAST($1 AS TEXT)), \
-             (SELECT 1 FROM hub_machines WHERE name = CAST($2 AS TEXT)), \
+             (SELECT unread_kept FROM hub_machines WHERE name = CAST($2 AS TEXT)), \
              (SELECT value FROM hub_counter WHERE name = 'indexed'), \
              (SELECT read_kept FROM hub_machines WHERE name = CAST($1 AS TEXT))",
             &[request.from.as_str().into(), request.to.as_str().into()],
@@ -1048,8 +1073,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let row = rows.into_iter().next().unwrap_or_default();
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
         // A database set up by an earlier release lacks `indexed`: set-up adds it before the
-        // first send that leaves its text to the next search. One without `read_kept` fails
-        // this read, which sets it up too.
+        // first send that leaves its text to the next search. One without the counts fails
+        // this read, which sets them up too.
         let (Some(purged), Some(_)) = (value(0), value(3)) else {
             return Err(unprepared());
         };
@@ -1219,7 +1244,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     }
 
     /// Deletes `machine`'s oldest read messages past [`Limits::max_read`], as many as its count
-    /// (`read_kept`, [`SQLITE_COUNT_READ`]) says are over: one row looked up when under, and
+    /// (`read_kept`, [`SQLITE_COUNT_MESSAGES`]) says are over: one row looked up when under, and
     /// the rows deleted when over. A trim that deleted fewer (a concurrent one on PostgreSQL
     /// took some of the same rows) leaves the rest to the next, which the count tells.
     fn trim_read(&self, machine: &MachineName) -> Result<(), HubError> {
@@ -1378,9 +1403,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 &[],
             )?;
         }
-        // A recipient that was never seen is kept while its inbox holds messages.
+        // A recipient that was never seen is kept while its inbox holds messages. The counts
+        // say so too, and PostgreSQL checks them again on a row a concurrent send has just
+        // counted a message on (see [`SQLITE_COUNT_MESSAGES`]).
         self.execute(
-            "DELETE FROM hub_machines WHERE last_seen < $1 AND NOT EXISTS \
+            "DELETE FROM hub_machines WHERE last_seen < $1 AND read_kept = 0 \
+             AND unread_kept = 0 AND NOT EXISTS \
              (SELECT 1 FROM hub_messages WHERE hub_messages.machine = hub_machines.name)",
             &[oldest.into()],
         )?;
@@ -1466,7 +1494,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         for statement in AFTER_UPGRADE {
             self.execute(statement, &[])?;
         }
-        self.count_read()?;
+        self.count_messages()?;
         match self.db.dialect() {
             Dialect::Sqlite => {
                 if self
@@ -1488,37 +1516,35 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 for statement in PG_SEARCH {
                     self.execute(statement, &[])?;
                 }
-                // Created when missing, never replaced: concurrent replacements of one function
-                // fail each other (`tuple concurrently updated`) however often they are retried.
-                // (`hub_unread` of the first release counted read rows it never kept; unused.)
-                if self
-                    .query(
-                        "SELECT 1 FROM pg_proc WHERE proname = 'hub_inbox_unread_since'",
-                        &[],
-                    )?
-                    .is_empty()
-                {
-                    self.execute(&pg_unread(), &[])?;
-                }
             }
         }
         Ok(())
     }
 
-    /// Adds `read_kept` and what keeps it ([`SQLITE_COUNT_READ`], [`pg_count_read`]) to a
-    /// database without it, in one atomic step.
-    fn count_read(&self) -> Result<(), HubError> {
+    /// Adds `read_kept`, `unread_kept` and what keeps them ([`SQLITE_COUNT_MESSAGES`],
+    /// [`pg_count_messages`]) to a database without `unread_kept`, in one atomic step.
+    fn count_messages(&self) -> Result<(), HubError> {
         match self.db.dialect() {
-            Dialect::Postgres => self.execute(&pg_count_read(), &[]).map(drop),
+            Dialect::Postgres => self.execute(&pg_count_messages(), &[]).map(drop),
             Dialect::Sqlite => self.transaction(|| {
-                let counted = self.query(
-                    "SELECT 1 FROM pragma_table_info('hub_machines') WHERE name = 'read_kept'",
-                    &[],
-                )?;
-                if counted.is_empty() {
-                    for statement in SQLITE_COUNT_READ {
-                        self.execute(statement, &[])?;
-                    }
+                let has = |column: &str| -> Result<bool, HubError> {
+                    let rows = self.query(
+                        "SELECT 1 FROM pragma_table_info('hub_machines') WHERE name = $1",
+                        &[column.into()],
+                    )?;
+                    Ok(!rows.is_empty())
+                };
+                if has("unread_kept")? {
+                    return Ok(());
+                }
+                if !has("read_kept")? {
+                    self.execute(
+                        "ALTER TABLE hub_machines ADD COLUMN read_kept BIGINT NOT NULL DEFAULT 0",
+                        &[],
+                    )?;
+                }
+                for statement in SQLITE_COUNT_MESSAGES {
+                    self.execute(statement, &[])?;
                 }
                 Ok(())
             }),

@@ -22,8 +22,8 @@
 //! # Guarantees, and why they hold
 //!
 //! Tables (created on first use, and completed whenever a send finds a piece missing):
-//! `hub_machines(name, last_seen, read_kept)` (`read_kept`: how many read messages the machine
-//! keeps, counted by triggers on `hub_messages`), `hub_messages(machine, id, sender, recipient, body,
+//! `hub_machines(name, last_seen, read_kept, unread_kept)` (how many read and unread messages the
+//! machine keeps, counted by triggers on `hub_messages`), `hub_messages(machine, id, sender, recipient, body,
 //! created, subject, importance, thread, reply_to, read_at)` with one row per recipient (unread
 //! while `read_at` is NULL: the inbox) and one, read, for the sender of a message to others, so
 //! a machine's rows are its mailbox; `hub_counter` (the rows `ids`, the last message id, and
@@ -85,9 +85,11 @@
 //!    key belongs to its sender; the same key with another recipient or body is refused (422),
 //!    never answered with the first message.
 //! 8. **Bounded.** An inbox holds at most `hub_max_unread` messages: the count is taken under
-//!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_inbox_unread_since`, a
+//!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_inbox_has_room`, a
 //!    `VOLATILE` function whose fresh snapshot sees every send committed before the lock was
-//!    taken), and counts only messages not yet expired, so the cap is exact. The hub knows at most `hub_max_machines` machines (senders, registering
+//!    taken). It is `unread_kept`, which counts expired messages until the purge deletes them,
+//!    so it is never below the truth; only when it reaches the cap are the inbox's messages
+//!    not yet expired counted one by one, so the cap is exact. The hub knows at most `hub_max_machines` machines (senders, registering
 //!    readers and every recipient named), so the store holds at most that many inboxes of
 //!    `hub_max_unread` messages of 64 KiB (on PostgreSQL, new names that race may pass the
 //!    machine cap by as many as race). At most once a minute, the first send after the
@@ -97,10 +99,11 @@
 //!    cannot join them, an expired key is free (its record is deleted when met), and a
 //!    machine cap that finds no room purges at once before it refuses. Read messages beyond
 //!    `hub_max_read` per machine go, oldest first, whenever that machine acknowledges or sends:
-//!    as many as `read_kept` says are over, so a trim costs what it deletes. The count moves
-//!    with every insert, mark and delete of a read row, in the same statement (a trigger), so
-//!    it is exact; a read row of a machine the hub no longer knows (on PostgreSQL, a recipient
-//!    a purge forgot before the send's insert, see 1) makes it known again.
+//!    as many as `read_kept` says are over, so a trim costs what it deletes. Both counts move
+//!    with every insert, mark and delete of a row, in the same statement (a trigger), so they
+//!    are exact; the purge forgets a machine only while both are 0, which PostgreSQL checks
+//!    again on a row a concurrent send has just counted a message on, and a message to a
+//!    machine a purge has forgotten makes it known again.
 //!    A trim that fails after an acknowledging read or a PostgreSQL send has committed is left
 //!    to the next one: the answer is given, never retried into a second change.
 //! 9. **Set-up is idempotent and checked.** Every set-up statement can run any number of times

@@ -276,24 +276,46 @@ fn read_messages_are_kept_up_to_the_cap_and_unread_ones_always() {
 }
 
 /// Each machine's `read_kept` against its read rows, as stored.
+/// Each machine's `(name, read_kept, unread_kept)`, once each count is checked against the
+/// rows on disk.
 fn counts(db: &TestDb) -> Vec<(String, i64, i64)> {
     let conn = SqliteDb::open(&db.path());
     let mut statement = conn
         .conn()
         .prepare(
-            "SELECT name, read_kept, (SELECT COUNT(*) FROM hub_messages \
-             WHERE machine = name AND read_at IS NOT NULL) FROM hub_machines ORDER BY name",
+            "SELECT name, read_kept, unread_kept, \
+             (SELECT COUNT(*) FROM hub_messages WHERE machine = name AND read_at IS NOT NULL), \
+             (SELECT COUNT(*) FROM hub_messages WHERE machine = name AND read_at IS NULL) \
+             FROM hub_machines ORDER BY name",
         )
         .unwrap();
-    statement
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+    let rows: Vec<(String, i64, i64, i64, i64)> = statement
+        .query_map([], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+            ))
+        })
         .unwrap()
         .collect::<Result<_, _>>()
-        .unwrap()
+        .unwrap();
+    rows.into_iter()
+        .map(|(name, read, unread, read_rows, unread_rows)| {
+            assert_eq!(
+                (read, unread),
+                (read_rows, unread_rows),
+                "the counts of {name}"
+            );
+            (name, read, unread)
+        })
+        .collect()
 }
 
 #[test]
-fn the_count_of_read_messages_follows_every_way_a_message_is_read_or_goes() {
+fn the_counts_of_messages_follow_every_way_a_message_is_sent_read_or_goes() {
     let db = TestDb::new();
     let clock = ManualClock::at(T0);
     let limits = Limits {
@@ -330,18 +352,17 @@ fn the_count_of_read_messages_follows_every_way_a_message_is_read_or_goes() {
             .len(),
         12
     );
-    let expected = [("a", 4), ("b", 4), ("c", 4)];
-    let kept: Vec<(String, i64, i64)> = expected
+    let kept: Vec<(String, i64, i64)> = [("a", 4, 3), ("b", 4, 4), ("c", 4, 0)]
         .iter()
-        .map(|(m, n)| ((*m).to_owned(), *n, *n))
+        .map(|(m, read, unread)| ((*m).to_owned(), *read, *unread))
         .collect();
-    assert_eq!(counts(&db), kept, "each at the cap, counted right");
+    assert_eq!(counts(&db), kept, "each at the read cap, counted right");
     // Retention deletes read messages too, and the count follows.
     clock.advance(limits.retention_ms + 1);
     send(&hub, json!({"from": "d", "to": "a", "body": "later"}));
     assert_eq!(
         counts(&db),
-        [("a".to_owned(), 0, 0), ("d".to_owned(), 1, 1)],
+        [("a".to_owned(), 0, 1), ("d".to_owned(), 1, 0)],
         "b and c, unseen and without messages, are forgotten"
     );
 }
