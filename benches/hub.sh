@@ -1,7 +1,8 @@
 #!/bin/sh
 # Hub benchmark: sends/s and inbox-read p50 under the local host on Spin's SQLite database and on
 # PostgreSQL (127.0.0.1:5432; a fresh database, dropped afterwards), with 100 and with 100,000
-# messages stored, and the size of hub.wasm; sends also as a share of the floor, the same
+# messages stored, the sends of a machine keeping 10,000 read messages and into an inbox of 9,000
+# unread, and the size of hub.wasm; sends also as a share of the floor, the same
 # requests answered by a component that does nothing (benches/floor). Not a test: figures
 # depend on the machine.
 # HUB_BENCH_BIG=<n> changes the 100,000; HUB_BENCH_PG=0 skips PostgreSQL.

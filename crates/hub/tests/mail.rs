@@ -275,7 +275,6 @@ fn read_messages_are_kept_up_to_the_cap_and_unread_ones_always() {
     assert!(ids(&hub.mailbox(&name("b"), &query(50)).unwrap()).is_empty());
 }
 
-/// Each machine's `read_kept` against its read rows, as stored.
 /// Each machine's `(name, read_kept, unread_kept)`, once each count is checked against the
 /// rows on disk.
 fn counts(db: &TestDb) -> Vec<(String, i64, i64)> {
