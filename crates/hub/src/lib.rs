@@ -23,18 +23,19 @@
 //!
 //! Tables (created on first use, and completed whenever a send finds a piece missing):
 //! `hub_machines(name, last_seen, read_kept, unread_kept)` (how many read and unread messages the
-//! machine keeps, counted by triggers on `hub_messages`), `hub_messages(machine, id, sender, recipient, body,
-//! created, subject, importance, thread, reply_to, read_at)` with one row per recipient (unread
-//! while `read_at` is NULL: the inbox) and one, read, for the sender of a message to others, so
-//! a machine's rows are its mailbox; `hub_counter` (the rows `ids`, the last message id, and
-//! `clock`, the last timestamp given; `purged`, the last purge; `indexed` and `indexed_at`, how
-//! far SQLite's full-text index goes), `hub_sends` (idempotency keys); the full-text index
-//! (SQLite: the FTS5 table `hub_search`, one row per message, filled by the first search after
-//! a send; PostgreSQL: the generated column `search` with a GIN index); on PostgreSQL also the function `hub_inbox_unread`. A database
-//! of an earlier release gains the columns it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of one
-//! statement or of one SQLite transaction, which both engines give, never on key-value
-//! compare-and-swap. Clocks decide only what expires (retention, keys after 24 h), how often
-//! `last_seen` is written, and the timestamps, which (6) keeps in id order.
+//! machine keeps, counted by triggers on `hub_messages`), `hub_messages(machine, id, sender,
+//! recipient, body, created, subject, importance, thread, reply_to, read_at)` with one row per
+//! recipient (unread while `read_at` is NULL: the inbox) and one, read, for the sender of a message
+//! to others, so a machine's rows are its mailbox; `hub_counter` (the rows `ids`, the last message
+//! id, and `clock`, the last timestamp given; `purged`, the last purge; `indexed` and `indexed_at`,
+//! how far SQLite's full-text index goes), `hub_sends` (idempotency keys); the full-text index
+//! (SQLite: the FTS5 table `hub_search`, one row per message, filled by the first search after a
+//! send; PostgreSQL: the generated column `search` with a GIN index); on PostgreSQL also the
+//! functions `hub_inbox_has_room` and `hub_count_messages` (the triggers'). A database of an earlier release gains the columns it lacks on
+//! first use. Delivery, order and acknowledgement rest on the atomicity of one statement or of one
+//! SQLite transaction, which both engines give, never on key-value compare-and-swap. Clocks decide
+//! only what expires (retention, keys after 24 h), how often `last_seen` is written, and the
+//! timestamps, which (6) keeps in id order.
 //!
 //! 1. **A message answered 201 is stored once in the inbox of each of its recipients.** The
 //!    copies are written by one `INSERT … SELECT` in the same atomic unit as the id allocation:
@@ -89,8 +90,9 @@
 //!    `VOLATILE` function whose fresh snapshot sees every send committed before the lock was
 //!    taken). It is `unread_kept`, which counts expired messages until the purge deletes them,
 //!    so it is never below the truth; only when it reaches the cap are the inbox's messages
-//!    not yet expired counted one by one, so the cap is exact. The hub knows at most `hub_max_machines` machines (senders, registering
-//!    readers and every recipient named), so the store holds at most that many inboxes of
+//!    not yet expired counted one by one, so the cap is exact. The hub knows at most
+//!    `hub_max_machines` machines (senders, registering readers and every recipient named),
+//!    so the store holds at most that many inboxes of
 //!    `hub_max_unread` messages of 64 KiB (on PostgreSQL, new names that race may pass the
 //!    machine cap by as many as race). At most once a minute, the first send after the
 //!    minute purges messages older than `hub_retention_days`, read or not, machines unseen for
