@@ -2094,7 +2094,7 @@ async fn read_messages_are_kept_up_to_hub_max_read_in_an_upgraded_store_too(back
     );
 
     // What a release before the counts left: none, and read messages it never trimmed.
-    run_sql(&backend, &app, &drop_counts(&backend)).await;
+    run_sql(&backend, &app, drop_counts(&backend)).await;
     run_sql(
         &backend,
         &app,
@@ -2120,15 +2120,16 @@ async fn read_messages_are_kept_up_to_hub_max_read_in_an_upgraded_store_too(back
 }
 
 /// Drops `unread_kept` and what keeps both counts, as they were before the unread one came.
-fn drop_counts(backend: &Backend) -> String {
+fn drop_counts(backend: &Backend) -> &'static str {
     match backend {
-        Backend::Sqlite => "DROP TRIGGER hub_message_added; DROP TRIGGER hub_message_marked; \
+        Backend::Sqlite => {
+            "DROP TRIGGER hub_message_added; DROP TRIGGER hub_message_marked; \
              DROP TRIGGER hub_message_removed; ALTER TABLE hub_machines DROP COLUMN unread_kept;"
-            .to_owned(),
-        Backend::Postgres(_) => "DROP TRIGGER hub_count_messages ON hub_messages; \
-             DROP FUNCTION hub_count_messages(); DROP FUNCTION hub_inbox_has_room; \
-             ALTER TABLE hub_machines DROP COLUMN unread_kept;"
-            .to_owned(),
+        }
+        Backend::Postgres(_) => {
+            "DROP TRIGGER hub_count_messages ON hub_messages; DROP FUNCTION hub_count_messages(); \
+             DROP FUNCTION hub_inbox_has_room; ALTER TABLE hub_machines DROP COLUMN unread_kept;"
+        }
     }
 }
 
@@ -2199,7 +2200,7 @@ async fn unread_counts_in_an_upgraded_store(backend: Backend) {
     );
 
     // What the release before left: the read count and its triggers, no unread count.
-    run_sql(&backend, &app, &drop_counts(&backend)).await;
+    run_sql(&backend, &app, drop_counts(&backend)).await;
     run_sql(&backend, &app, read_count_of_the_release_before(&backend)).await;
 
     send(&c, &base, "a", "b", "m4").await;

@@ -187,9 +187,10 @@ const COUNT_MESSAGES: &str = "UPDATE hub_machines SET \
      unread_kept = (SELECT COUNT(*) FROM hub_messages \
        WHERE hub_messages.machine = hub_machines.name AND hub_messages.read_at IS NULL)";
 
-/// Whether an inbox has room for one more unread message (`$4`: [`Limits::max_unread`], `$3`:
-/// the oldest creation time not expired; `name`: the inbox): its count says so, or else its
-/// unexpired unread rows, counted up to the cap. `CASE` evaluates the walk only when needed.
+/// SQL for whether the inbox `name` has room for one more unread message, given `cap`
+/// ([`Limits::max_unread`]) and `oldest` (the oldest creation time not expired): its count says
+/// so, or else its unexpired unread rows, counted up to the cap. `CASE` runs that walk only
+/// when the count reaches the cap.
 fn has_room(name: &str, oldest: &str, cap: &str) -> String {
     format!(
         "CASE WHEN (SELECT unread_kept FROM hub_machines WHERE hub_machines.name = {name}) < {cap} \
