@@ -286,8 +286,9 @@ const SET_UP_PASSES: usize = SCHEMA.len() + UPGRADE.len() + AFTER_UPGRADE.len() 
 
 /// What a send's insert did.
 enum Stored {
-    /// Stored with this id and timestamp.
-    Message { id: i64, created: i64 },
+    /// Stored with this id and timestamp. `trim`: whether the sender's read messages may now be
+    /// over [`Limits::max_read`].
+    Message { id: i64, created: i64, trim: bool },
     /// A direct send whose recipient's inbox was full: nothing stored.
     InboxFull,
     /// A concurrent send with the same key claimed it first: nothing stored.
@@ -845,8 +846,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             Dialect::Postgres => self.insert_postgres(request, key, thread, now)?,
         };
         match (stored, key) {
-            (Stored::Message { id, created }, _) => {
-                if request.to.as_str() != request.from.as_str() {
+            (Stored::Message { id, created, trim }, _) => {
+                if trim && request.to.as_str() != request.from.as_str() {
                     match self.db.dialect() {
                         // Inside the send's transaction: a failure stores nothing.
                         Dialect::Sqlite => self.trim_read(&request.from)?,
@@ -892,18 +893,30 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         thread: Option<i64>,
         now: i64,
     ) -> Result<Stored, HubError> {
-        // Both counters in one statement: the next id, and the clock moved up to `now`.
+        // Both counters in one statement: the next id, and the clock moved up to `now`; and,
+        // read under the same lock, how many read messages the sender keeps.
         let counters = self.query(
             "UPDATE hub_counter SET value = CASE name WHEN 'ids' THEN value + 1 \
-             ELSE MAX(value, $1) END WHERE name IN ('ids', 'clock') RETURNING name, value",
-            &[now.into()],
+             ELSE MAX(value, $1) END WHERE name IN ('ids', 'clock') \
+             RETURNING name, value, (SELECT read_kept FROM hub_machines WHERE name = $2)",
+            &[now.into(), request.from.as_str().into()],
         )?;
         let counter = |wanted: &str| {
             counters.iter().find_map(|row| match row.as_slice() {
-                [SqlValue::Text(name), value] if name == wanted => value.as_int(),
+                [SqlValue::Text(name), value, _] if name == wanted => value.as_int(),
                 _ => None,
             })
         };
+        // The sender's read copy of this message is its one more: the trim, a statement
+        // compiled and run inside the lock, has nothing to delete while that stays within
+        // the cap. No row yet: none kept.
+        let read_kept = counters
+            .first()
+            .and_then(|row| row.get(2))
+            .and_then(SqlValue::as_int)
+            .unwrap_or(0);
+        let max_read = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
+        let trim = read_kept >= max_read;
         let (Some(id), Some(created)) = (counter("ids"), counter("clock")) else {
             return Err(unprepared());
         };
@@ -938,7 +951,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 &row,
             )?;
         }
-        Ok(Stored::Message { id, created })
+        Ok(Stored::Message { id, created, trim })
     }
 
     /// One statement, in this order: allocate the id (the counter's row lock is held until the
@@ -1012,7 +1025,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
         Ok(match (value(0), value(1), value(2), value(3), value(4)) {
             (None, _, _, _, _) | (_, None, _, _, _) => return Err(unprepared()),
-            (_, _, _, Some(id), Some(created)) => Stored::Message { id, created },
+            (_, _, _, Some(id), Some(created)) => Stored::Message {
+                id,
+                created,
+                trim: true,
+            },
             (_, _, None, _, _) => Stored::InboxFull,
             (_, _, Some(_), _, _) => Stored::KeyTaken,
         })

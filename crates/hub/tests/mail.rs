@@ -252,6 +252,11 @@ fn read_messages_are_kept_up_to_the_cap_and_unread_ones_always() {
             &hub,
             json!({"from": "a", "to": "b", "body": format!("m{i}")}),
         );
+        assert_eq!(
+            hub.mailbox(&name("a"), &query(50)).unwrap().messages.len(),
+            i.min(3),
+            "after send {i}: never more than the cap"
+        );
     }
     assert_eq!(
         ids(&hub.mailbox(&name("a"), &query(50)).unwrap()),
@@ -407,6 +412,68 @@ fn a_failed_trim_after_an_acknowledging_read_loses_no_message() {
     assert_eq!(failing.acknowledge(&name("b"), 2).unwrap(), 1);
     let left = hub.inbox(&name("b"), 50, false, true).unwrap();
     assert_eq!(ids(&left), [3, 4], "only what was answered left the inbox");
+}
+
+/// A send trims its sender's read messages only when they would pass the cap: one left over
+/// the cap by a failed trim is brought back to it by the machine's next send.
+#[test]
+fn a_send_brings_read_messages_left_over_the_cap_back_to_it() {
+    struct AckTrimFails(SqliteDb);
+    impl Sql for AckTrimFails {
+        fn dialect(&self) -> dochub_hub::Dialect {
+            self.0.dialect()
+        }
+        fn query(
+            &self,
+            sql: &str,
+            params: &[dochub_hub::SqlValue],
+        ) -> Result<Vec<Vec<dochub_hub::SqlValue>>, dochub_hub::SqlError> {
+            self.0.query(sql, params)
+        }
+        fn execute(
+            &self,
+            sql: &str,
+            params: &[dochub_hub::SqlValue],
+        ) -> Result<u64, dochub_hub::SqlError> {
+            if sql.starts_with("DELETE FROM hub_messages WHERE machine") {
+                return Err(dochub_hub::SqlError("database is locked".to_owned()));
+            }
+            self.0.execute(sql, params)
+        }
+    }
+    let db = TestDb::new();
+    let clock = ManualClock::at(T0);
+    let limits = Limits {
+        max_read: 3,
+        ..Limits::default()
+    };
+    let hub = db.hub_with(&clock, limits);
+    for i in 1..=5 {
+        send(
+            &hub,
+            json!({"from": "b", "to": "a", "body": format!("m{i}")}),
+        );
+    }
+    let failing = Hub::with_clock(
+        AckTrimFails(SqliteDb::open(&db.path())),
+        clock.clone(),
+        limits,
+    );
+    assert_eq!(failing.acknowledge(&name("a"), 5).unwrap(), 5);
+    assert_eq!(
+        counts(&db),
+        [("a".to_owned(), 5, 0), ("b".to_owned(), 3, 0)],
+        "the failed trim left a over the cap"
+    );
+    let sent = send(&hub, json!({"from": "a", "to": "b", "body": "back"}));
+    assert_eq!(
+        ids(&hub.mailbox(&name("a"), &query(50)).unwrap()),
+        [sent.id, 5, 4]
+    );
+    assert_eq!(
+        counts(&db),
+        [("a".to_owned(), 3, 0), ("b".to_owned(), 3, 1)]
+    );
 }
 
 #[test]
