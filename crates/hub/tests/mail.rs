@@ -371,33 +371,37 @@ fn the_counts_of_messages_follow_every_way_a_message_is_sent_read_or_goes() {
     );
 }
 
-/// Acknowledging reads whose trim fails (here: always, as SQLite answers a write it has no time
-/// for): each still answers what it marked read, and takes nothing more.
+/// A connection whose trims of read messages always fail, as SQLite answers a write it has no
+/// time for.
+struct TrimFails(SqliteDb);
+
+impl Sql for TrimFails {
+    fn dialect(&self) -> dochub_hub::Dialect {
+        self.0.dialect()
+    }
+    fn query(
+        &self,
+        sql: &str,
+        params: &[dochub_hub::SqlValue],
+    ) -> Result<Vec<Vec<dochub_hub::SqlValue>>, dochub_hub::SqlError> {
+        self.0.query(sql, params)
+    }
+    fn execute(
+        &self,
+        sql: &str,
+        params: &[dochub_hub::SqlValue],
+    ) -> Result<u64, dochub_hub::SqlError> {
+        if sql.starts_with("DELETE FROM hub_messages WHERE machine") {
+            return Err(dochub_hub::SqlError("database is locked".to_owned()));
+        }
+        self.0.execute(sql, params)
+    }
+}
+
+/// Acknowledging reads whose trim fails ([`TrimFails`]): each still answers what it marked
+/// read, and takes nothing more.
 #[test]
 fn a_failed_trim_after_an_acknowledging_read_loses_no_message() {
-    struct TrimFails(SqliteDb);
-    impl Sql for TrimFails {
-        fn dialect(&self) -> dochub_hub::Dialect {
-            self.0.dialect()
-        }
-        fn query(
-            &self,
-            sql: &str,
-            params: &[dochub_hub::SqlValue],
-        ) -> Result<Vec<Vec<dochub_hub::SqlValue>>, dochub_hub::SqlError> {
-            self.0.query(sql, params)
-        }
-        fn execute(
-            &self,
-            sql: &str,
-            params: &[dochub_hub::SqlValue],
-        ) -> Result<u64, dochub_hub::SqlError> {
-            if sql.starts_with("DELETE FROM hub_messages WHERE machine") {
-                return Err(dochub_hub::SqlError("database is locked".to_owned()));
-            }
-            self.0.execute(sql, params)
-        }
-    }
     let db = TestDb::new();
     let hub = db.hub();
     for i in 1..=4 {
@@ -418,29 +422,6 @@ fn a_failed_trim_after_an_acknowledging_read_loses_no_message() {
 /// the cap by a failed trim is brought back to it by the machine's next send.
 #[test]
 fn a_send_brings_read_messages_left_over_the_cap_back_to_it() {
-    struct AckTrimFails(SqliteDb);
-    impl Sql for AckTrimFails {
-        fn dialect(&self) -> dochub_hub::Dialect {
-            self.0.dialect()
-        }
-        fn query(
-            &self,
-            sql: &str,
-            params: &[dochub_hub::SqlValue],
-        ) -> Result<Vec<Vec<dochub_hub::SqlValue>>, dochub_hub::SqlError> {
-            self.0.query(sql, params)
-        }
-        fn execute(
-            &self,
-            sql: &str,
-            params: &[dochub_hub::SqlValue],
-        ) -> Result<u64, dochub_hub::SqlError> {
-            if sql.starts_with("DELETE FROM hub_messages WHERE machine") {
-                return Err(dochub_hub::SqlError("database is locked".to_owned()));
-            }
-            self.0.execute(sql, params)
-        }
-    }
     let db = TestDb::new();
     let clock = ManualClock::at(T0);
     let limits = Limits {
@@ -454,11 +435,7 @@ fn a_send_brings_read_messages_left_over_the_cap_back_to_it() {
             json!({"from": "b", "to": "a", "body": format!("m{i}")}),
         );
     }
-    let failing = Hub::with_clock(
-        AckTrimFails(SqliteDb::open(&db.path())),
-        clock.clone(),
-        limits,
-    );
+    let failing = Hub::with_clock(TrimFails(SqliteDb::open(&db.path())), clock.clone(), limits);
     assert_eq!(failing.acknowledge(&name("a"), 5).unwrap(), 5);
     assert_eq!(
         counts(&db),
