@@ -38,8 +38,9 @@ echo "api.wasm: $(wc -c < target/wasm32-wasip2/wasm/api.wasm) bytes"
 target/debug/dochub build content "$work/build"
 
 # A copy of spin.toml with absolute sources and this run's build mounted at /build (the api's and
-# the docs', so that a checkout that never ran `dochub build` starts); the prebuilt variant also
-# sets SERVE_PREBUILT.
+# the docs', so that a checkout that never ran `dochub build` starts). The api answers from a
+# build it finds current unless SERVE_PREBUILT is 0, so the live variant sets 0 and the prebuilt
+# variant 1.
 derive() {
     awk -v root="$PWD" -v build="$work/build" -v prebuilt="$1" '
         /^\[/ { section = $0 }
@@ -47,8 +48,8 @@ derive() {
         (section == "[component.api]" || section == "[component.docs]") && /^files = / {
             $0 = "files = [{ source = \"" root "/content\", destination = \"/content\" }, { source = \"" build "\", destination = \"/build\" }]"
         }
-        prebuilt == "1" && section == "[component.api]" && /^environment = / {
-            $0 = "environment = { CONTENT_DIR = \"/content\", BUILD_DIR = \"/build\", SERVE_PREBUILT = \"1\" }"
+        section == "[component.api]" && /^environment = / {
+            $0 = "environment = { CONTENT_DIR = \"/content\", BUILD_DIR = \"/build\", SERVE_PREBUILT = \"" prebuilt "\" }"
         }
         { print }' spin.toml > "$work/spin-$1.toml"
 }
