@@ -29,7 +29,7 @@ use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::Instant;
 use wasmtime::{Store, UpdateDeadline};
-use wasmtime_wasi_http::Error as BodyError;
+use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode as BodyError;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::app::EPOCH_TICK;

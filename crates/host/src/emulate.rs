@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use dochub_edge_limits::KvQuota;
 pub use dochub_edge_limits::{Platform, SUPPORTED_IMPORTS};
-use wasmtime_wasi_http::Error as ErrorCode;
+use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::limits::Limits;

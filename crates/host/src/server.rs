@@ -16,7 +16,7 @@ use tokio::sync::oneshot::error::RecvError;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use wasmtime::{Store, Trap, UpdateDeadline};
-use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::p2::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 

@@ -4,10 +4,12 @@ use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{
-    RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
-};
+use wasmtime_wasi::{DirPerms, FilePerms, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::WasiHttpCtx;
+use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::p2::types::{HostFutureIncomingResponse, OutgoingRequestConfig};
+use wasmtime_wasi_http::p2::{HttpResult, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
 use crate::component::ComponentConfig;
 use crate::kv::{KvCtx, KvStores};
@@ -57,7 +59,7 @@ impl State {
             wasi.env(key, value);
         }
         for (host, guest) in &component.mounts {
-            wasi.preopened_dir(host, guest, FsPerms::ReadOnly)
+            wasi.preopened_dir(host, guest, DirPerms::READ, FilePerms::READ)
                 .map_err(|e| anyhow::anyhow!("cannot mount {} at {guest}: {e}", host.display()))?;
         }
         Ok(State {
@@ -162,21 +164,12 @@ impl WasiHttpView for State {
 /// tries gets `HTTP-request-denied`, as under Spin without `allowed_outbound_hosts` for it.
 struct NoOutboundHttp;
 
-type SendResult = Result<
-    (
-        http::Response<WasiBody>,
-        Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-    ),
-    wasmtime_wasi_http::Error,
->;
-
 impl WasiHttpHooks for NoOutboundHttp {
     fn send_request(
         &mut self,
-        _request: http::Request<WasiBody>,
-        _options: Option<RequestOptions>,
-        _fut: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-    ) -> Box<dyn Future<Output = SendResult> + Send> {
-        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+        _request: hyper::Request<HyperOutgoingBody>,
+        _config: OutgoingRequestConfig,
+    ) -> HttpResult<HostFutureIncomingResponse> {
+        Err(ErrorCode::HttpRequestDenied.into())
     }
 }
