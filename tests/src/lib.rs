@@ -316,6 +316,15 @@ impl SpinUp {
         for (key, value) in &options.env {
             cmd.arg("-e").arg(format!("{key}={value}"));
         }
+        let reuse = &options.limits.instance_reuse;
+        if *reuse != dochub_host::limits::InstanceReuse::default() {
+            cmd.arg("--max-instance-reuse-count")
+                .arg(reuse.max_requests.to_string())
+                .arg("--max-instance-concurrent-reuse-count")
+                .arg(reuse.max_concurrent.to_string())
+                .arg("--idle-instance-timeout")
+                .arg(format!("{}ms", reuse.idle_timeout.as_millis()));
+        }
         for (name, value) in &options.variables {
             cmd.env(format!("SPIN_VARIABLE_{}", name.to_uppercase()), value);
         }

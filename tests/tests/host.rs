@@ -1114,3 +1114,103 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+fn probe_p3_manifest() -> PathBuf {
+    fixture("probe-p3-app").join("spin.toml")
+}
+
+/// The WASIp3 probe (`wasi:http/handler@0.3`, spin-sdk 6), served with `limits`.
+async fn start_probe_p3(state_dir: &Path, limits: Limits) -> Server {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        dochub_host::build_components(&probe_p3_manifest()).expect("the WASIp3 probe builds")
+    });
+    serve(HostOptions {
+        manifest: probe_p3_manifest(),
+        listen: "127.0.0.1:0".parse().unwrap(),
+        state_dir: Some(state_dir.to_path_buf()),
+        runtime_config: None,
+        variables: HashMap::new(),
+        env: Vec::new(),
+        limits,
+        direct_mounts: false,
+        emulate: None,
+    })
+    .await
+    .expect("host starts")
+}
+
+/// What `/count` answers on `n` requests one after the other: how many requests the answering
+/// instance had served. The pause lets an instance that finished a request take the next, as
+/// it would for any client that does not hurry.
+async fn served_counts(host: &Server, path: &str, n: usize) -> Vec<u64> {
+    let mut counts = Vec::new();
+    for _ in 0..n {
+        counts.push(get_json(host, path).await["served"].as_u64().unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    counts
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wasip3_component_gets_its_request_as_under_spin() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe_p3(dir.path(), Limits::default()).await;
+    let addr = host.addr();
+    let client = reqwest::Client::new();
+    let res = client
+        .post(format!("http://{addr}/p3/echo?x=1"))
+        .body("hello, p3 & <you>")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let echo: Value = res.json().await.unwrap();
+    assert_eq!(echo["method"], "POST");
+    assert_eq!(echo["uri"], format!("http://{addr}/p3/echo?x=1"));
+    assert_eq!(echo["body"], "hello, p3 & <you>");
+
+    let big = "x".repeat(3 << 20);
+    let echo: Value = client
+        .post(format!("http://{addr}/p3/echo"))
+        .body(big.clone())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(echo["body"].as_str().map(str::len), Some(big.len()));
+
+    let missing = reqwest::get(format!("http://{addr}/p3/nowhere"))
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wasip3_instance_serves_many_requests_and_a_wasip2_instance_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let reused = start_probe_p3(dir.path(), Limits::default()).await;
+    assert_eq!(served_counts(&reused, "/p3/count", 3).await, [1, 2, 3]);
+    reused.shutdown().await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        instance_reuse: dochub_host::limits::InstanceReuse {
+            max_requests: 2,
+            ..Default::default()
+        },
+        ..Limits::default()
+    };
+    let twice = start_probe_p3(dir.path(), limits).await;
+    assert_eq!(served_counts(&twice, "/p3/count", 4).await, [1, 2, 1, 2]);
+    twice.shutdown().await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = start_probe(dir.path(), None).await;
+    assert_eq!(served_counts(&fresh, "/probe/count", 3).await, [1, 1, 1]);
+    fresh.shutdown().await;
+}

@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime_wasi_http::handler::{self, ProxyHandler};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
+use wasmtime_wasi_http::p3::bindings::ServicePre;
 
 use crate::bindings::{
     postgres, spin_key_value, spin_variables, sqlite_v2, sqlite_v3, wasi_atomics, wasi_batch,
@@ -19,6 +21,7 @@ use crate::emulate::{self, KvMeter, Platform};
 use crate::kv::{KvCtx, KvStores, StoreConfig};
 use crate::limits::Limits;
 use crate::manifest::{AppManifest, FileMount};
+use crate::p3::P3Component;
 use crate::postgres::{PgCtx, PgPools};
 use crate::routes::Router;
 use crate::sqlite::{DatabaseConfig, SqliteCtx, SqliteDatabases};
@@ -28,10 +31,19 @@ use crate::variables::VariablesCtx;
 
 /// A loaded component: its instance template and configuration.
 pub struct LoadedComponent {
-    /// Instantiated afresh for every request.
-    pub pre: ProxyPre<State>,
+    /// What serves its requests.
+    pub(crate) handler: Handler,
     /// Configuration shared by its requests.
     pub config: Arc<ComponentConfig>,
+}
+
+/// How a component is called, by the `wasi:http` handler it exports.
+pub(crate) enum Handler {
+    /// `wasi:http/incoming-handler@0.2`: a new instance for every request.
+    P2(ProxyPre<State>),
+    /// `wasi:http/handler@0.3` (Spin v4.0.2's release candidate): instances reused
+    /// ([`crate::limits::InstanceReuse`]).
+    P3(ProxyHandler<P3Component>),
 }
 
 /// Everything a running host needs, built once.
@@ -82,6 +94,8 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true);
+    // As Spin's engine: WASIp3 components need it, and it changes nothing for WASIp2 ones.
+    config.wasm_component_model_async(true);
     // Guest code checks the epoch at loop heads and function entries: how a request deadline
     // stops a component that never calls the host.
     config.epoch_interruption(true);
@@ -157,8 +171,8 @@ impl App {
         let mut refusals = Vec::new();
         for id in manifest.components.keys() {
             match LoadedComponent::load(
-                &engine,
                 &linker,
+                &services,
                 manifest,
                 id,
                 options,
@@ -203,11 +217,13 @@ impl App {
     }
 }
 
-/// WASI 0.2, wasi:http and the Spin interfaces, as `spin up` links them.
+/// WASI 0.2 and 0.3, wasi:http and the Spin interfaces, as `spin up` links them.
 fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     let mut linker: Linker<State> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    wasmtime_wasi::p3::add_to_linker(&mut linker)?;
+    wasmtime_wasi_http::p3::add_to_linker(&mut linker)?;
     // One context per interface, as Spin's factors link theirs.
     spin_key_value::add_to_linker::<State, HasSelf<KvCtx>>(&mut linker, |s| &mut s.kv)?;
     wasi_store::add_to_linker::<State, HasSelf<KvCtx>>(&mut linker, |s| &mut s.kv)?;
@@ -255,14 +271,15 @@ impl LoadedComponent {
     /// Compiles component `id`, checks what it imports and exports, and stages its files
     /// under `copies`.
     fn load(
-        engine: &Engine,
         linker: &Linker<State>,
+        services: &Services,
         manifest: &AppManifest,
         id: &str,
         options: &LoadOptions,
         app_variables: &HashMap<String, String>,
         copies: &Path,
     ) -> anyhow::Result<LoadedComponent> {
+        let engine = linker.engine();
         let component = &manifest.components[id];
         let source = manifest.resolve(&component.source);
         let wasm = Component::from_file(engine, &source)
@@ -297,11 +314,6 @@ impl LoadedComponent {
             .with_context(|| {
                 format!("component `{id}` imports an interface this host does not provide")
             })?;
-        let pre = ProxyPre::new(instance_pre)
-            .map_err(anyhow::Error::from)
-            .with_context(|| {
-                format!("component `{id}` does not export wasi:http/incoming-handler@0.2.x")
-            })?;
         let mounts = mounts(
             manifest,
             id,
@@ -328,10 +340,31 @@ impl LoadedComponent {
                 .collect(),
             mounts,
         };
-        Ok(LoadedComponent {
-            pre,
-            config: Arc::new(config),
-        })
+        let config = Arc::new(config);
+        // Spin v4.0.2 asks for the WASIp3 export first (`HandlerType::from_instance_pre`).
+        let handler = match ServicePre::new(instance_pre.clone()) {
+            Ok(pre) => Handler::P3(ProxyHandler::new(
+                P3Component {
+                    engine: engine.clone(),
+                    config: config.clone(),
+                    services: services.clone(),
+                    max_memory: options.limits.max_instance_memory,
+                    request_timeout: options.limits.request_timeout,
+                    reuse: options.limits.instance_reuse,
+                },
+                handler::ProxyPre::P3(pre),
+            )),
+            Err(_) => Handler::P2(
+                ProxyPre::new(instance_pre)
+                    .map_err(anyhow::Error::from)
+                    .with_context(|| {
+                        format!(
+                            "component `{id}` exports neither wasi:http/incoming-handler@0.2.x nor wasi:http/handler@0.3.0-rc-2026-03-15"
+                        )
+                    })?,
+            ),
+        };
+        Ok(LoadedComponent { handler, config })
     }
 }
 

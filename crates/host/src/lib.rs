@@ -44,6 +44,7 @@ pub mod emulate;
 pub mod kv;
 pub mod limits;
 pub mod manifest;
+mod p3;
 mod postgres;
 pub mod routes;
 pub mod runtime_config;

@@ -9,6 +9,7 @@
 //! | [`Limits::request_timeout`] | 30 s | `--request-timeout` | none |
 //! | [`Limits::max_instance_memory`] | 64 MiB | `--max-instance-memory` | none unless `--max-instance-memory` |
 //! | [`Limits::pg_connect_timeout`] | 1 s | `--pg-connect-timeout` | none |
+//! | [`Limits::instance_reuse`] (WASIp3 only) | 128 requests, 16 at once, 1 s idle | `--max-instance-reuse-count`, `--max-instance-concurrent-reuse-count`, `--idle-instance-timeout` | the same |
 //!
 //! What Spin v4.0.2 does, read from its source:
 //! - `crates/trigger-http/src/server.rs` serves each connection with hyper-util's `auto::Builder`
@@ -70,6 +71,9 @@ pub struct Limits {
     /// The largest request or response body, in bytes; `None`: no limit, as in Spin. Set by
     /// `--emulate` ([`crate::emulate`]).
     pub max_body_bytes: Option<u64>,
+    /// How a WASIp3 component's instances are reused (see the host's `p3` module); a WASIp2 component gets a
+    /// new instance for every request, as under Spin.
+    pub instance_reuse: InstanceReuse,
 }
 
 impl Default for Limits {
@@ -81,6 +85,29 @@ impl Default for Limits {
             max_instance_memory: 64 << 20,
             pg_connect_timeout: Duration::from_secs(1),
             max_body_bytes: None,
+            instance_reuse: InstanceReuse::default(),
+        }
+    }
+}
+
+/// How long an instance lives and how many requests it takes: Spin v4.0.2's flags, with its
+/// defaults for WASIp3 (`DEFAULT_WASIP3_MAX_INSTANCE_REUSE_COUNT` and its siblings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstanceReuse {
+    /// Requests one instance serves before it is dropped (`--max-instance-reuse-count`).
+    pub max_requests: usize,
+    /// Requests one instance serves at once (`--max-instance-concurrent-reuse-count`).
+    pub max_concurrent: usize,
+    /// How long an idle instance is kept for the next request (`--idle-instance-timeout`).
+    pub idle_timeout: Duration,
+}
+
+impl Default for InstanceReuse {
+    fn default() -> Self {
+        InstanceReuse {
+            max_requests: 128,
+            max_concurrent: 16,
+            idle_timeout: Duration::from_secs(1),
         }
     }
 }

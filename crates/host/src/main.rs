@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use clap::builder::RangedU64ValueParser;
 use dochub_host::emulate::Platform;
-use dochub_host::limits::{Limits, parse_duration};
+use dochub_host::limits::{InstanceReuse, Limits, parse_duration};
 
 /// Runs the HTTP components of a Spin app under wasmtime.
 #[derive(Parser)]
@@ -54,6 +55,17 @@ struct Args {
     /// Time making a PostgreSQL connection, or checking a pooled one, may take.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pg_connect_timeout: Duration,
+    /// Requests one instance of a WASIp3 component serves before it is dropped (as `spin up`;
+    /// a WASIp2 component gets a new instance for every request).
+    #[arg(long, default_value_t = InstanceReuse::default().max_requests, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_instance_reuse_count: usize,
+    /// Requests one instance of a WASIp3 component serves at once (as `spin up`).
+    #[arg(long, default_value_t = InstanceReuse::default().max_concurrent, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    max_instance_concurrent_reuse_count: usize,
+    /// How long an idle instance of a WASIp3 component is kept for the next request (as `spin
+    /// up`).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    idle_instance_timeout: Duration,
     /// Apply a Spin edge host's published limits (imports, app size, memory, duration, body
     /// sizes, key-value quotas) over the flags above: `akamai-functions`.
     #[arg(long, value_name = "PLATFORM", value_parser = Platform::from_name)]
@@ -70,6 +82,11 @@ impl Args {
             max_instance_memory: self.max_instance_memory,
             pg_connect_timeout: self.pg_connect_timeout,
             max_body_bytes: None,
+            instance_reuse: InstanceReuse {
+                max_requests: self.max_instance_reuse_count,
+                max_concurrent: self.max_instance_concurrent_reuse_count,
+                idle_timeout: self.idle_instance_timeout,
+            },
         }
     }
 }

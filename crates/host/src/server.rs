@@ -17,10 +17,12 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use wasmtime::{Store, Trap, UpdateDeadline};
 use wasmtime_wasi_http::p2::WasiHttpView;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
-use crate::app::App;
+use crate::app::{App, Handler};
+use crate::component::ComponentConfig;
 use crate::deadline::Deadline;
 use crate::routes::RouteMatch;
 use crate::state::State;
@@ -341,25 +343,85 @@ async fn run(
         .context("routed to a component that was not loaded")?;
 
     let req = guest_request(capped_request(&app, req).await?, &route, client)?;
+    let response = match &component.handler {
+        Handler::P2(pre) => {
+            run_p2(
+                &app,
+                pre,
+                &component.config,
+                req,
+                deadline.as_ref(),
+                &route.component,
+                &path,
+            )
+            .await?
+        }
+        Handler::P3(handler) => {
+            let answer = crate::p3::handle(handler, req);
+            let answered = match &deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline.answer_by(), answer)
+                    .await
+                    .ok(),
+                None => Some(answer.await),
+            };
+            match answered {
+                Some(Ok(Ok(response))) => response,
+                Some(Ok(Err(e))) => {
+                    return Err(HandleError::Guest(e.context(format!(
+                        "component `{}` failed on {path}",
+                        route.component
+                    ))));
+                }
+                Some(Err(_)) => {
+                    return Err(HandleError::Guest(anyhow::anyhow!(
+                        "component `{}` failed on {path}: its instance ended before it answered",
+                        route.component
+                    )));
+                }
+                None => return Err(out_of_time(&app, &route.component, &path)),
+            }
+        }
+    };
+    let response = capped_response(&app, response, arrived, &route.component, &path)?;
+    Ok(match deadline {
+        Some(deadline) => {
+            deadline.answered();
+            response.map(|body| deadline.watch(body))
+        }
+        None => response,
+    })
+}
+
+/// A WASIp2 component's request: a new instance, run until it has set its response (the body
+/// may stream on, until the deadline at most).
+async fn run_p2(
+    app: &App,
+    pre: &ProxyPre<State>,
+    config: &Arc<ComponentConfig>,
+    req: Request<GuestBody>,
+    deadline: Option<&Arc<Deadline>>,
+    component_id: &str,
+    path: &str,
+) -> Result<Response<HyperOutgoingBody>, HandleError> {
     let state = State::new(
-        component.config.clone(),
+        config.clone(),
         &app.services,
         app.limits.max_instance_memory,
     )?;
     let mut store = Store::new(&app.engine, state);
     store.limiter(|s| &mut s.limits);
-    set_deadline(&mut store, deadline.as_ref());
+    set_deadline(&mut store, deadline);
     let (sender, receiver) = tokio::sync::oneshot::channel();
     let incoming = store
         .data_mut()
         .http()
         .new_incoming_request(Scheme::Http, req)?;
     let out = store.data_mut().http().new_response_outparam(sender)?;
-    let pre = component.pre.clone();
-    let (component_id, logged_path) = (route.component.clone(), path.clone());
+    let pre = pre.clone();
+    let (logged_component, logged_path) = (component_id.to_owned(), path.to_owned());
     // The guest may keep streaming the body after it has set the response, so it runs on its own,
     // until the deadline at most.
-    let guard = deadline.clone();
+    let guard = deadline.cloned();
     let task = tokio::spawn(async move {
         let work = async {
             let proxy = pre.instantiate_async(&mut store).await?;
@@ -377,27 +439,19 @@ async fn run(
             None => GuestEnd::from_result(work.await),
         };
         tracing::debug!(
-            "component `{component_id}` on {logged_path}: peak memory {} bytes",
+            "component `{logged_component}` on {logged_path}: peak memory {} bytes",
             store.data().limits.peak
         );
         end
     });
     // `None`: the deadline passed first (the guest task ends itself at the same deadline).
-    let answered = match &deadline {
+    let answered = match deadline {
         Some(deadline) => tokio::time::timeout_at(deadline.answer_by(), receiver)
             .await
             .ok(),
         None => Some(receiver.await),
     };
-    let response = settle(&app, &route.component, &path, answered, task).await?;
-    let response = capped_response(&app, response, arrived, &route.component, &path)?;
-    Ok(match deadline {
-        Some(deadline) => {
-            deadline.answered();
-            response.map(|body| deadline.watch(body))
-        }
-        None => response,
-    })
+    settle(app, component_id, path, answered, task).await
 }
 
 /// A request body as the guest reads it: as it arrives, or, under a body limit
@@ -445,7 +499,7 @@ async fn capped_request(
 }
 
 /// What the guest reads its request body from.
-type GuestBody = http_body_util::combinators::UnsyncBoxBody<Bytes, hyper::Error>;
+pub(crate) type GuestBody = http_body_util::combinators::UnsyncBoxBody<Bytes, hyper::Error>;
 
 /// The response as sent under a body limit: one whose declared length passes it is replaced by
 /// a `500`, and any other is cut off at the limit and at the request's wall-clock end (the
@@ -485,14 +539,7 @@ async fn settle<E: std::fmt::Debug>(
     answered: Option<Result<Result<Response<HyperOutgoingBody>, E>, RecvError>>,
     task: tokio::task::JoinHandle<GuestEnd>,
 ) -> Result<Response<HyperOutgoingBody>, HandleError> {
-    let out_of_time = || {
-        tracing::warn!(
-            "component `{}` on {path} ran out of time ({:?}, --request-timeout)",
-            component,
-            app.limits.request_timeout.unwrap_or_default()
-        );
-        HandleError::OutOfTime
-    };
+    let out_of_time = || out_of_time(app, component, path);
     match answered {
         Some(Ok(Ok(res))) => Ok(res),
         Some(Ok(Err(code))) => Err(HandleError::Guest(anyhow::anyhow!(
@@ -513,6 +560,15 @@ async fn settle<E: std::fmt::Debug>(
             ))))
         }
     }
+}
+
+/// The `504` of a component that set no response before the request deadline.
+fn out_of_time(app: &App, component: &str, path: &str) -> HandleError {
+    tracing::warn!(
+        "component `{component}` on {path} ran out of time ({:?}, --request-timeout)",
+        app.limits.request_timeout.unwrap_or_default()
+    );
+    HandleError::OutOfTime
 }
 
 /// How a guest's run ended.

@@ -10,6 +10,7 @@ use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 use wasmtime_wasi_http::p2::types::{HostFutureIncomingResponse, OutgoingRequestConfig};
 use wasmtime_wasi_http::p2::{HttpResult, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
+use wasmtime_wasi_http::p3::bindings::http::types::ErrorCode as P3ErrorCode;
 
 use crate::component::ComponentConfig;
 use crate::kv::{KvCtx, KvStores};
@@ -171,5 +172,37 @@ impl WasiHttpHooks for NoOutboundHttp {
         _config: OutgoingRequestConfig,
     ) -> HttpResult<HostFutureIncomingResponse> {
         Err(ErrorCode::HttpRequestDenied.into())
+    }
+}
+
+/// The same refusal for a WASIp3 component (`wasi:http/client@0.3`).
+impl wasmtime_wasi_http::p3::WasiHttpHooks for NoOutboundHttp {
+    fn send_request(
+        &mut self,
+        _request: http::Request<P3Body>,
+        _options: Option<wasmtime_wasi_http::p3::RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), P3ErrorCode>> + Send>,
+    ) -> Box<dyn Future<Output = P3SendResult> + Send> {
+        Box::new(async { Err(P3ErrorCode::HttpRequestDenied.into()) })
+    }
+}
+
+type P3Body = http_body_util::combinators::UnsyncBoxBody<bytes::Bytes, P3ErrorCode>;
+
+type P3SendResult = Result<
+    (
+        http::Response<P3Body>,
+        Box<dyn Future<Output = Result<(), P3ErrorCode>> + Send>,
+    ),
+    wasmtime_wasi::TrappableError<P3ErrorCode>,
+>;
+
+impl wasmtime_wasi_http::p3::WasiHttpView for State {
+    fn http(&mut self) -> wasmtime_wasi_http::p3::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::p3::WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_hooks,
+        }
     }
 }

@@ -155,6 +155,11 @@ fn reply(req: Request) -> anyhow::Result<impl IntoResponse> {
                 Err(e) => json!({ "err": e.to_string() }),
             }
         }
+        // Memory kept between requests: a WASIp2 instance serves one request, so always 1.
+        "/count" => {
+            static SERVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            json!({ "served": SERVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 })
+        }
         "/trap" => panic!("the probe was asked to fail"),
         "/loop" => {
             // Never returns and never calls the host: only the host's deadline ends it.
