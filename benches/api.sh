@@ -4,7 +4,9 @@
 # and /overview/) under the local host, loaded by wrk from a second process. Run once on the
 # bundled content with manifests generated per request, once with SERVE_PREBUILT. Each figure
 # is also given as a share of the floor: what the same host answers for a component that does
-# nothing but answer `200 ok` (benches/floor), measured first in the same run.
+# nothing but answer `200 ok` (benches/floor), measured first in the same run. The WASIp3 floor
+# (benches/floor-p3: the same answer from a wasi:http@0.3 component, whose instances are reused)
+# is measured beside it, as the floor a WASIp3 route would be held against.
 #
 # Needs wrk (Debian: apt-get install -y wrk). API_BENCH_SECONDS (default 10) and
 # API_BENCH_CONNECTIONS (default 16) change the load; API_BENCH_PORT (default 3917) the port.
@@ -23,7 +25,7 @@ debug) cargo build --quiet -p dochub-host -p dochub-cli ;;
 release) cargo build --quiet --release -p dochub-host && cargo build --quiet -p dochub-cli ;;
 *) echo "API_BENCH_PROFILE is debug or release, not $profile" >&2; exit 2 ;;
 esac
-cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p floor
+cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p floor -p floor-p3
 host="target/$profile/dochub-host"
 spin="${SPIN_BIN:-}"
 work="$(mktemp -d)"
@@ -100,6 +102,11 @@ started / "$work/host-floor.log"
 echo "the floor (a component that answers 200 ok):"
 load /
 floor="$rps"
+stop
+serve benches/floor-p3/spin.toml floor-p3
+started / "$work/host-floor-p3.log"
+echo "the WASIp3 floor (the same answer from a wasi:http@0.3 component, instances reused):"
+load /
 stop
 
 for prebuilt in 0 1; do
