@@ -1214,3 +1214,37 @@ async fn a_wasip3_instance_serves_many_requests_and_a_wasip2_instance_one() {
     assert_eq!(served_counts(&fresh, "/probe/count", 3).await, [1, 1, 1]);
     fresh.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wasip3_guest_that_traps_gets_a_500_and_its_instance_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe_p3(dir.path(), Limits::default()).await;
+    assert_eq!(served_counts(&host, "/p3/count", 2).await, [1, 2]);
+    let trapped = reqwest::get(format!("http://{}/p3/trap", host.addr()))
+        .await
+        .unwrap();
+    assert_eq!(trapped.status(), 500);
+    // A trapped instance is never entered again: the next request gets a new one.
+    assert_eq!(served_counts(&host, "/p3/count", 2).await, [1, 2]);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wasip3_guest_past_the_request_deadline_gets_a_504() {
+    if skip_under_spin("the request deadline is this host's own") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        request_timeout: Some(Duration::from_millis(500)),
+        ..Limits::default()
+    };
+    let host = start_probe_p3(dir.path(), limits).await;
+    let late = reqwest::get(format!("http://{}/p3/sleep?ms=5000", host.addr()))
+        .await
+        .unwrap();
+    assert_eq!(late.status(), 504);
+    let prompt = get_json(&host, "/p3/sleep?ms=10").await;
+    assert_eq!(prompt["slept_ms"], 10);
+    host.shutdown().await;
+}

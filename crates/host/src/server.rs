@@ -372,6 +372,15 @@ async fn run(
                         route.component
                     ))));
                 }
+                // The handler ends an instance whose request outlived the timeout (the same as
+                // the deadline's) whichever of the two timers fires first.
+                Some(Err(_))
+                    if deadline
+                        .as_ref()
+                        .is_some_and(|d| d.answer_by() <= tokio::time::Instant::now()) =>
+                {
+                    return Err(out_of_time(&app, &route.component, &path));
+                }
                 Some(Err(_)) => {
                     return Err(HandleError::Guest(anyhow::anyhow!(
                         "component `{}` failed on {path}: its instance ended before it answered",

@@ -1,5 +1,6 @@
 //! A WASIp3 guest for the host's tests: `/p3/echo` answers what it was sent, `/p3/count` how
-//! many requests its instance has served (memory an instance keeps between requests).
+//! many requests its instance has served (memory an instance keeps between requests),
+//! `/p3/sleep?ms=N` waits without holding the instance, `/p3/trap` fails.
 
 // `#[http_service]` expands to the component's export glue, which needs unsafe code.
 #![allow(unsafe_code)]
@@ -34,6 +35,17 @@ async fn handle(request: Request) -> impl IntoResponse {
                 }),
                 Err(e) => serde_json::json!({ "err": format!("{e:?}") }),
             }
+        }
+        "/trap" => panic!("the probe was asked to fail"),
+        "/sleep" => {
+            let ms = request
+                .uri()
+                .query()
+                .and_then(|q| q.strip_prefix("ms="))
+                .and_then(|ms| ms.parse().ok())
+                .unwrap_or(1000);
+            spin_sdk::time::sleep(std::time::Duration::from_millis(ms)).await;
+            serde_json::json!({ "slept_ms": ms, "served": served })
         }
         _ => return (StatusCode::NOT_FOUND, HeaderMap::new(), String::new()),
     };
