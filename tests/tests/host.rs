@@ -31,12 +31,31 @@ async fn start_probe_with(
     limits: Limits,
 ) -> Server {
     build_probe();
+    let variables = HashMap::from([("secret_word".to_string(), "swordfish".to_string())]);
+    serve_app(
+        probe_manifest(),
+        state_dir,
+        runtime_config,
+        variables,
+        limits,
+    )
+    .await
+}
+
+/// Serves the app of `manifest`, on a free port, keeping its state in `state_dir`.
+async fn serve_app(
+    manifest: PathBuf,
+    state_dir: &Path,
+    runtime_config: Option<PathBuf>,
+    variables: HashMap<String, String>,
+    limits: Limits,
+) -> Server {
     serve(HostOptions {
-        manifest: probe_manifest(),
+        manifest,
         listen: "127.0.0.1:0".parse().unwrap(),
         state_dir: Some(state_dir.to_path_buf()),
         runtime_config,
-        variables: HashMap::from([("secret_word".to_string(), "swordfish".to_string())]),
+        variables,
         env: Vec::new(),
         limits,
         direct_mounts: false,
@@ -1125,19 +1144,7 @@ async fn start_probe_p3(state_dir: &Path, limits: Limits) -> Server {
     BUILT.get_or_init(|| {
         dochub_host::build_components(&probe_p3_manifest()).expect("the WASIp3 probe builds")
     });
-    serve(HostOptions {
-        manifest: probe_p3_manifest(),
-        listen: "127.0.0.1:0".parse().unwrap(),
-        state_dir: Some(state_dir.to_path_buf()),
-        runtime_config: None,
-        variables: HashMap::new(),
-        env: Vec::new(),
-        limits,
-        direct_mounts: false,
-        emulate: None,
-    })
-    .await
-    .expect("host starts")
+    serve_app(probe_p3_manifest(), state_dir, None, HashMap::new(), limits).await
 }
 
 /// What `/count` answers on `n` requests one after the other: how many requests the answering
