@@ -1138,12 +1138,16 @@ fn probe_p3_manifest() -> PathBuf {
     fixture("probe-p3-app").join("spin.toml")
 }
 
-/// The WASIp3 probe (`wasi:http/handler@0.3`, spin-sdk 6), served with `limits`.
-async fn start_probe_p3(state_dir: &Path, limits: Limits) -> Server {
+fn build_probe_p3() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         dochub_host::build_components(&probe_p3_manifest()).expect("the WASIp3 probe builds")
     });
+}
+
+/// The WASIp3 probe (`wasi:http/handler@0.3`, spin-sdk 6), served with `limits`.
+async fn start_probe_p3(state_dir: &Path, limits: Limits) -> Server {
+    build_probe_p3();
     serve_app(probe_p3_manifest(), state_dir, None, HashMap::new(), limits).await
 }
 
@@ -1254,4 +1258,30 @@ async fn a_wasip3_guest_past_the_request_deadline_gets_a_504() {
     let prompt = get_json(&host, "/p3/sleep?ms=10").await;
     assert_eq!(prompt["slept_ms"], 10);
     host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_emulated_edge_host_refuses_a_wasip3_component() {
+    if skip_under_spin("checks the in-process host's start-up error") {
+        return;
+    }
+    build_probe_p3();
+    let dir = tempfile::tempdir().unwrap();
+    let platform = dochub_host::emulate::Platform::AkamaiFunctions;
+    let err = dochub_host::start(HostOptions {
+        manifest: probe_p3_manifest(),
+        listen: "127.0.0.1:0".parse().unwrap(),
+        state_dir: Some(dir.path().to_path_buf()),
+        limits: dochub_host::emulate::limits(platform, &Limits::default()),
+        emulate: Some(platform),
+        ..Default::default()
+    })
+    .await
+    .err()
+    .expect("start fails");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("wasi:http/types@0.3.0-rc-2026-03-15 (WASI 0.3 is not offered"),
+        "{message}"
+    );
 }

@@ -22,6 +22,7 @@
 //! | Key-value: 1 MB values, 8 KB keys | [`KvQuota::max_value_bytes`], [`KvQuota::max_key_bytes`] |
 //! | Key-value: 50 writes and 1,000 reads per second per app | [`KvQuota::writes_per_second`], [`KvQuota::reads_per_second`] |
 //! | PostgreSQL, MySQL, outbound HTTP and Redis, variables | [`SUPPORTED_IMPORTS`] |
+//! | WASI 0.2 (no page names WASI 0.3, which Spin v4.0.2 also runs) | [`Platform::refused_imports`] refuses `wasi:*@0.3` |
 //!
 //! ```
 //! use dochub_edge_limits::Platform;
@@ -169,8 +170,15 @@ impl Platform {
     pub fn refused_imports<'a>(self, imports: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         imports
             .into_iter()
-            .filter(|name| !SUPPORTED_IMPORTS.iter().any(|p| name.starts_with(p)))
+            .filter(|name| {
+                is_wasi_0_3(name) || !SUPPORTED_IMPORTS.iter().any(|p| name.starts_with(p))
+            })
             .map(|name| {
+                if is_wasi_0_3(name) {
+                    return format!(
+                        "{name} (WASI 0.3 is not offered: the published worlds are WASI 0.2's)"
+                    );
+                }
                 match UNSUPPORTED_BECAUSE
                     .iter()
                     .find(|(p, _)| name.starts_with(p))
@@ -181,6 +189,15 @@ impl Platform {
             })
             .collect()
     }
+}
+
+/// A WASIp3 import (`wasi:http/types@0.3.0-rc-2026-03-15`, say), which a component built with
+/// spin-sdk 6 or later has.
+fn is_wasi_0_3(import: &str) -> bool {
+    import.starts_with("wasi:")
+        && import
+            .split_once('@')
+            .is_some_and(|(_, version)| version.starts_with("0.3"))
 }
 
 #[cfg(test)]
@@ -196,6 +213,8 @@ mod tests {
             "spin:sqlite/sqlite@3.0.0",
             "spin:postgres/postgres@3.0.0",
             "example:made/up@1.0.0",
+            "wasi:http/types@0.3.0-rc-2026-03-15",
+            "wasi:cli/environment@0.3.0",
         ]);
         assert_eq!(
             refused,
@@ -203,6 +222,8 @@ mod tests {
                 "wasi:keyvalue/atomics@0.2.0-draft2 (key-value atomics (only store and batch are offered) is not offered)",
                 "spin:sqlite/sqlite@3.0.0 (SQLite storage is not offered)",
                 "example:made/up@1.0.0 (not among the interfaces offered)",
+                "wasi:http/types@0.3.0-rc-2026-03-15 (WASI 0.3 is not offered: the published worlds are WASI 0.2's)",
+                "wasi:cli/environment@0.3.0 (WASI 0.3 is not offered: the published worlds are WASI 0.2's)",
             ]
         );
     }

@@ -19,8 +19,8 @@
 //! | Key-value: reads and writes per second per app | operations beyond that in one second fail with an error naming the limit |
 //! | PostgreSQL, MySQL, outbound HTTP and Redis, variables | linked as usual |
 //!
-//! Any import not in [`SUPPORTED_IMPORTS`] is refused, naming it: the component would not load
-//! on the platform, and a refusal at start says so before a deploy does.
+//! Any import not in [`SUPPORTED_IMPORTS`], and any WASI 0.3 import, is refused, naming it: the
+//! component would not load on the platform, and a refusal at start says so before a deploy does.
 
 use std::collections::HashMap;
 use std::future::Future;
