@@ -71,8 +71,8 @@ pub struct Limits {
     /// The largest request or response body, in bytes; `None`: no limit, as in Spin. Set by
     /// `--emulate` ([`crate::emulate`]).
     pub max_body_bytes: Option<u64>,
-    /// How a WASIp3 component's instances are reused (see the host's `p3` module); a WASIp2 component gets a
-    /// new instance for every request, as under Spin.
+    /// How a WASIp3 component's instances are reused (see the host's `p3` module); a WASIp2
+    /// component gets a new instance for every request, as under Spin.
     pub instance_reuse: InstanceReuse,
 }
 

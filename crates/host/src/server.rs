@@ -16,6 +16,7 @@ use tokio::sync::oneshot::error::RecvError;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use wasmtime::{Store, Trap, UpdateDeadline};
+use wasmtime_wasi_http::handler::ProxyHandler;
 use wasmtime_wasi_http::p2::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
@@ -24,6 +25,7 @@ use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 use crate::app::{App, Handler};
 use crate::component::ComponentConfig;
 use crate::deadline::Deadline;
+use crate::p3::P3Component;
 use crate::routes::RouteMatch;
 use crate::state::State;
 
@@ -357,38 +359,15 @@ async fn run(
             .await?
         }
         Handler::P3(handler) => {
-            let answer = crate::p3::handle(handler, req);
-            let answered = match &deadline {
-                Some(deadline) => tokio::time::timeout_at(deadline.answer_by(), answer)
-                    .await
-                    .ok(),
-                None => Some(answer.await),
-            };
-            match answered {
-                Some(Ok(Ok(response))) => response,
-                Some(Ok(Err(e))) => {
-                    return Err(HandleError::Guest(e.context(format!(
-                        "component `{}` failed on {path}",
-                        route.component
-                    ))));
-                }
-                // The handler ends an instance whose request outlived the timeout (the same as
-                // the deadline's) whichever of the two timers fires first.
-                Some(Err(_))
-                    if deadline
-                        .as_ref()
-                        .is_some_and(|d| d.answer_by() <= tokio::time::Instant::now()) =>
-                {
-                    return Err(out_of_time(&app, &route.component, &path));
-                }
-                Some(Err(_)) => {
-                    return Err(HandleError::Guest(anyhow::anyhow!(
-                        "component `{}` failed on {path}: its instance ended before it answered",
-                        route.component
-                    )));
-                }
-                None => return Err(out_of_time(&app, &route.component, &path)),
-            }
+            run_p3(
+                &app,
+                handler,
+                req,
+                deadline.as_ref(),
+                &route.component,
+                &path,
+            )
+            .await?
         }
     };
     let response = capped_response(&app, response, arrived, &route.component, &path)?;
@@ -461,6 +440,39 @@ async fn run_p2(
         None => Some(receiver.await),
     };
     settle(app, component_id, path, answered, task).await
+}
+
+/// A WASIp3 component's request: queued for a reused instance ([`crate::p3`]).
+async fn run_p3(
+    app: &App,
+    handler: &ProxyHandler<P3Component>,
+    req: Request<GuestBody>,
+    deadline: Option<&Arc<Deadline>>,
+    component_id: &str,
+    path: &str,
+) -> Result<Response<HyperOutgoingBody>, HandleError> {
+    let answer = crate::p3::handle(handler, req);
+    let answered = match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline.answer_by(), answer)
+            .await
+            .ok(),
+        None => Some(answer.await),
+    };
+    match answered {
+        Some(Ok(Ok(response))) => Ok(response),
+        Some(Ok(Err(e))) => Err(HandleError::Guest(
+            e.context(format!("component `{component_id}` failed on {path}")),
+        )),
+        // The handler ends an instance whose request outlived the timeout (the same as the
+        // deadline's) whichever of the two timers fires first.
+        Some(Err(_)) if deadline.is_some_and(|d| d.answer_by() <= tokio::time::Instant::now()) => {
+            Err(out_of_time(app, component_id, path))
+        }
+        Some(Err(_)) => Err(HandleError::Guest(anyhow::anyhow!(
+            "component `{component_id}` failed on {path}: its instance ended before it answered"
+        ))),
+        None => Err(out_of_time(app, component_id, path)),
+    }
 }
 
 /// A request body as the guest reads it: as it arrives, or, under a body limit
