@@ -1202,6 +1202,26 @@ async fn a_wasip3_component_gets_its_request_as_under_spin() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_wasip3_component_reads_its_variables_through_spin_variables_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = start_probe_p3(dir.path(), Limits::default()).await;
+    let greeting = get_json(&host, "/p3/variable?name=greeting").await;
+    assert_eq!(greeting["ok"], "hello, p3", "{greeting}");
+    let undefined = get_json(&host, "/p3/variable?name=farewell").await;
+    let err = undefined["err"].as_str().unwrap();
+    assert!(
+        err.contains("Undefined(") && err.contains("farewell"),
+        "{undefined}"
+    );
+    let invalid = get_json(&host, "/p3/variable?name=Not-A-Name").await;
+    assert!(
+        invalid["err"].as_str().unwrap().contains("InvalidName("),
+        "{invalid}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_wasip3_instance_serves_many_requests_and_a_wasip2_instance_one() {
     let dir = tempfile::tempdir().unwrap();
     let reused = start_probe_p3(dir.path(), Limits::default()).await;

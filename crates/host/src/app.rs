@@ -13,8 +13,8 @@ use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p3::bindings::ServicePre;
 
 use crate::bindings::{
-    postgres, spin_key_value, spin_variables, sqlite_v2, sqlite_v3, wasi_atomics, wasi_batch,
-    wasi_store,
+    postgres, spin_key_value, spin_variables, spin_variables_v3, sqlite_v2, sqlite_v3,
+    wasi_atomics, wasi_batch, wasi_store,
 };
 use crate::component::ComponentConfig;
 use crate::emulate::{self, KvMeter, Platform};
@@ -27,7 +27,7 @@ use crate::routes::Router;
 use crate::sqlite::{DatabaseConfig, SqliteCtx, SqliteDatabases};
 use crate::staging;
 use crate::state::{Services, State};
-use crate::variables::VariablesCtx;
+use crate::variables::{VariablesCtx, VariablesV3};
 
 /// A loaded component: its instance template and configuration.
 pub struct LoadedComponent {
@@ -235,6 +235,7 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     spin_variables::add_to_linker::<State, HasSelf<VariablesCtx>>(&mut linker, |s| {
         &mut s.variables
     })?;
+    spin_variables_v3::add_to_linker::<State, VariablesV3>(&mut linker, |s| &mut s.variables)?;
     Ok(linker)
 }
 

@@ -19,4 +19,5 @@ pub use fermyon::spin::{
 };
 pub use spin::postgres::postgres;
 pub use spin::sqlite::sqlite as sqlite_v3;
+pub use spin::variables::variables as spin_variables_v3;
 pub use wasi::keyvalue::{atomics as wasi_atomics, batch as wasi_batch, store as wasi_store};

@@ -13,10 +13,10 @@
 //! request timeout for WASIp3 is off unless `--request-timeout` is given; this host's applies
 //! (see [`crate::limits`]), with the same `504` as for a WASIp2 component.
 //!
-//! Only `wasi:http@0.3` and WASI 0.3 are linked for them, beside everything a WASIp2 component
-//! gets. The WASIp3 forms of Spin's own interfaces (`spin:key-value@3.0.0`,
-//! `spin:sqlite@3.1.0`'s async functions) are not: a component that imports them is refused at
-//! start-up, naming the import.
+//! Linked for them, beside everything a WASIp2 component gets: `wasi:http@0.3`, WASI 0.3 and
+//! `spin:variables@3.0.0` (spin-sdk 6's variables). The other WASIp3 forms of Spin's own
+//! interfaces (`spin:key-value@3.0.0`, `spin:sqlite@3.1.0`'s async functions) are not yet: a
+//! component that imports them is refused at start-up, naming the import.
 
 use std::pin::Pin;
 use std::sync::Arc;

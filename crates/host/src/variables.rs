@@ -1,12 +1,18 @@
 //! Spin variables: application variables resolved once at start-up, component variables rendered
-//! from `{{ name }}` templates over them.
+//! from `{{ name }}` templates over them, offered as `fermyon:spin/variables@2.0.0` (spin-sdk 5)
+//! and `spin:variables/variables@3.0.0` (spin-sdk 6), as Spin v4.0.2's variables factor offers
+//! both (`crates/factor-variables/src/host.rs`). Spin resolves a value on every call, through
+//! its providers; this host's only providers are the manifest and `SPIN_VARIABLE_*`, both fixed
+//! for the app's life, so it resolves them once.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 
-use crate::bindings::spin_variables;
+use wasmtime::component::{Accessor, HasData};
+
+use crate::bindings::{spin_variables, spin_variables_v3};
 use crate::component::ComponentConfig;
 use crate::manifest::{AppManifest, validate_name};
 
@@ -90,19 +96,57 @@ impl VariablesCtx {
     }
 }
 
+impl VariablesCtx {
+    /// The value of `name`, or why there is none (as `spin:variables`' two versions say it).
+    fn get(&self, name: &str) -> Result<String, VariableError> {
+        validate_name(name).map_err(|e| VariableError::InvalidName(e.to_string()))?;
+        self.component.variables.get(name).cloned().ok_or_else(|| {
+            VariableError::Undefined(format!(
+                "no variable `{name}` in component `{}`",
+                self.component.id
+            ))
+        })
+    }
+}
+
+/// The errors both versions of `spin:variables` name alike.
+enum VariableError {
+    InvalidName(String),
+    Undefined(String),
+}
+
 impl spin_variables::Host for VariablesCtx {
     async fn get(
         &mut self,
         name: String,
     ) -> wasmtime::Result<Result<String, spin_variables::Error>> {
-        if let Err(e) = validate_name(&name) {
-            return Ok(Err(spin_variables::Error::InvalidName(e.to_string())));
-        }
-        Ok(self.component.variables.get(&name).cloned().ok_or_else(|| {
-            spin_variables::Error::Undefined(format!(
-                "no variable `{name}` in component `{}`",
-                self.component.id
-            ))
+        Ok(VariablesCtx::get(self, &name).map_err(|e| match e {
+            VariableError::InvalidName(m) => spin_variables::Error::InvalidName(m),
+            VariableError::Undefined(m) => spin_variables::Error::Undefined(m),
+        }))
+    }
+}
+
+/// `spin:variables@3.0.0`, whose `get` is an `async func` (what spin-sdk 6 imports): linked
+/// with the store's accessor, as Spin's `VariablesFactorData` is. The values are fixed at
+/// start-up, so the call completes at once.
+pub struct VariablesV3;
+
+impl HasData for VariablesV3 {
+    type Data<'a> = &'a mut VariablesCtx;
+}
+
+impl spin_variables_v3::Host for VariablesCtx {}
+
+impl spin_variables_v3::HostWithStore for VariablesV3 {
+    async fn get<T: Send>(
+        accessor: &Accessor<T, Self>,
+        name: String,
+    ) -> wasmtime::Result<Result<String, spin_variables_v3::Error>> {
+        let value = accessor.with(|mut access| access.get().get(&name));
+        Ok(value.map_err(|e| match e {
+            VariableError::InvalidName(m) => spin_variables_v3::Error::InvalidName(m),
+            VariableError::Undefined(m) => spin_variables_v3::Error::Undefined(m),
         }))
     }
 }

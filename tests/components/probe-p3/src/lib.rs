@@ -1,6 +1,7 @@
 //! A WASIp3 guest for the host's tests: `/p3/echo` answers what it was sent, `/p3/count` how
 //! many requests its instance has served (memory an instance keeps between requests),
-//! `/p3/sleep?ms=N` waits without holding the instance, `/p3/trap` fails.
+//! `/p3/sleep?ms=N` waits without holding the instance, `/p3/trap` fails, `/p3/variable?name=N`
+//! reads a variable through `spin:variables@3.0.0`.
 
 // `#[http_service]` expands to the component's export glue, which needs unsafe code.
 #![allow(unsafe_code)]
@@ -37,6 +38,18 @@ async fn handle(request: Request) -> impl IntoResponse {
             }
         }
         "/trap" => panic!("the probe was asked to fail"),
+        "/variable" => {
+            let name = request
+                .uri()
+                .query()
+                .and_then(|q| q.strip_prefix("name="))
+                .unwrap_or_default()
+                .to_owned();
+            match spin_sdk::variables::get(&name).await {
+                Ok(value) => serde_json::json!({ "ok": value }),
+                Err(e) => serde_json::json!({ "err": format!("{e:?}") }),
+            }
+        }
         "/sleep" => {
             let ms = request
                 .uri()
