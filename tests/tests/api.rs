@@ -692,6 +692,43 @@ async fn production_requires_a_token_except_for_health() {
     app.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_instance_that_serves_many_requests_judges_each_on_its_own() {
+    // The api is a WASIp3 component: one instance answers these one after another, so nothing
+    // of one request (its refusal, its id, its route) may show in the next.
+    let app = start(&fixture("basic")).await;
+    let client = reqwest::Client::new();
+    let mut ids = std::collections::HashSet::new();
+    for round in 0..4 {
+        let ok = send(client.get(app.url("/api/manifest/alpha"))).await;
+        assert_eq!(ok.status, 200, "round {round}");
+        assert_eq!(ok.json()["project"]["id"], "alpha", "round {round}");
+        let refused = send(
+            client
+                .get(app.url("/api/manifest/alpha"))
+                .header("host", "dochub.example"),
+        )
+        .await;
+        assert_json_error(&refused, 403);
+        let missing = send(client.get(app.url("/api/raw/alpha/guide/nope"))).await;
+        assert_json_error(&missing, 404);
+        let raw = send(client.get(app.url("/api/raw/alpha/guide/install"))).await;
+        assert_eq!(raw.status, 200, "round {round}");
+        assert_eq!(
+            raw.header("content-length"),
+            raw.body.len().to_string(),
+            "round {round}"
+        );
+        for res in [&ok, &refused, &missing, &raw] {
+            assert!(
+                ids.insert(res.header("x-request-id").to_owned()),
+                "round {round}"
+            );
+        }
+    }
+    app.stop().await;
+}
+
 fn check_health_fields(h: &Value) {
     let o = h.as_object().unwrap();
     let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();

@@ -328,7 +328,7 @@ async fn the_edge_build_and_the_default_build_differ_only_where_documented() {
     };
     let (mut default, mut edge) = (read("spin.toml"), read("spin-edge.toml"));
     for doc in [&mut default, &mut edge] {
-        for id in ["api", "hub"] {
+        for id in ["api", "hub", "overview"] {
             let component = doc["component"][id].as_table_mut().unwrap();
             component.remove("source");
             component.remove("build");
@@ -347,7 +347,7 @@ async fn the_edge_build_and_the_default_build_differ_only_where_documented() {
     }
     assert_eq!(default, edge);
     let edge = read("spin-edge.toml");
-    for id in ["api", "hub"] {
+    for id in ["api", "hub", "overview"] {
         let command = edge["component"][id]["build"]["command"].as_str().unwrap();
         assert!(
             command.contains("--profile edge") && command.contains("--features edge"),

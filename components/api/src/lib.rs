@@ -19,22 +19,36 @@
 //!   `POSTGRES_DB` / `POSTGRES_SSLMODE` (Spin connects with verified TLS unless the address
 //!   says `sslmode=disable`).
 
-// `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
+//!
+//! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for many requests; with
+//! `--no-default-features --features wasip2` (or `edge`) a WASIp2 one, for hosts that run only
+//! those. Both reach Spin's stores through [`dochub_spin_imports`].
+
+// The handler macros expand to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
+
+// spin-sdk's handler macros name the crate `spin_sdk`.
+#[cfg(all(feature = "wasip3", not(feature = "wasip2")))]
+extern crate spin_sdk_p3 as spin_sdk;
+
+#[cfg(not(any(feature = "wasip3", feature = "wasip2")))]
+compile_error!("build with the feature `wasip3` (the default) or `wasip2`");
+#[cfg(all(feature = "wasip3", feature = "wasip2"))]
+compile_error!(
+    "`wasip2` and `edge` need `--no-default-features`: one component cannot link both spin-sdks"
+);
 
 use chrono::{DateTime, Utc};
 use dochub_app::api::{
     ApiConfig, Database, Gate, Health, StoreReading, Stores, handle_or_health, health_response,
 };
-use dochub_http::Surface;
+use dochub_http::auth::AuthConfig;
+use dochub_http::{Incoming, Response, Surface};
 use dochub_hub_spin::{HubStore, open_postgres};
 use dochub_index::{Memo, Source};
-use spin_sdk::http::{IncomingRequest, ResponseOutparam};
-use spin_sdk::http_component;
-use spin_sdk::variables;
 #[cfg(not(feature = "edge"))]
-use spin_sdk::wit::wasi::keyvalue::atomics;
-use spin_sdk::wit::wasi::keyvalue::store;
+use dochub_spin_imports::atomics;
+use dochub_spin_imports::{store, variables};
 
 /// Key under which the app's first start (RFC 3339) is kept in the `default` store.
 const STARTED_KEY: &str = "dochub:api:started_at";
@@ -43,19 +57,44 @@ const STARTED_KEY: &str = "dochub:api:started_at";
 #[cfg(not(feature = "edge"))]
 const STARTED_ELECTION_KEY: &str = "dochub:api:started_at:ticket";
 
-#[http_component]
-fn handle(req: IncomingRequest, out: ResponseOutparam) {
+#[cfg(all(feature = "wasip3", not(feature = "wasip2")))]
+#[spin_sdk::http_service]
+async fn handle(req: spin_sdk::http::Request) -> dochub_http_wasip3::Answer {
     let now = Utc::now();
-    let Some(admitted) = dochub_http::spin::admit(Surface::Api, &req, out, "auth_tokens") else {
+    let admitted = match dochub_http_wasip3::admit(Surface::Api, &req, "auth_tokens").await {
+        Ok(admitted) => admitted,
+        Err(refusal) => return refusal,
+    };
+    let environment = admitted.settings.environment.as_str();
+    let res = answer(&admitted.incoming, admitted.auth(), environment, now);
+    admitted.respond(res)
+}
+
+#[cfg(feature = "wasip2")]
+#[spin_sdk::http_component]
+fn handle(req: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
+    let now = Utc::now();
+    let Some(admitted) = dochub_http_wasip2::admit(Surface::Api, &req, out, "auth_tokens") else {
         return;
     };
+    let environment = admitted.settings.environment.as_str();
+    let res = answer(&admitted.incoming, admitted.auth(), environment, now);
+    admitted.respond(res);
+}
+
+/// The answer to an admitted request.
+fn answer(
+    incoming: &Incoming,
+    auth: AuthConfig,
+    environment: &str,
+    now: DateTime<Utc>,
+) -> Response {
     let config = ApiConfig {
         // A copied build (`spin up`'s default) is checked once, then remembered.
         source: Source::from_env(Some(Memo::key_value("default"))),
-        auth: admitted.auth(),
+        auth,
     };
-    let incoming = &admitted.incoming;
-    let res = match handle_or_health(&config, &incoming.request(), now) {
+    match handle_or_health(&config, &incoming.request(), now) {
         Gate::Respond(res) => res,
         Gate::Health => {
             let (started, key_value) = first_start(now);
@@ -67,13 +106,12 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
                     hub: hub_store(),
                     key_value: StoreReading::read("key-value", key_value),
                 },
-                admitted.settings.environment.as_str(),
+                environment,
                 now,
             );
             health_response(&health, &incoming.method)
         }
-    };
-    admitted.respond(res);
+    }
 }
 
 fn env(name: &str) -> Option<String> {
@@ -192,7 +230,7 @@ fn database() -> Database {
     let Some(address) = database_address() else {
         return Database::Unknown;
     };
-    let ok = spin_sdk::pg3::Connection::open(&address)
+    let ok = dochub_spin_imports::pg3::Connection::open(&address)
         .and_then(|conn| conn.query("SELECT 1", &[]))
         .is_ok();
     if ok {

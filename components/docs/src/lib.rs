@@ -37,7 +37,7 @@ use spin_sdk::{http_component, variables};
 
 #[http_component]
 fn serve(req: IncomingRequest, out: ResponseOutparam) {
-    let Some(admitted) = dochub_http::spin::admit(Surface::Docs, &req, out, "auth_tokens") else {
+    let Some(admitted) = dochub_http_wasip2::admit(Surface::Docs, &req, out, "auth_tokens") else {
         return;
     };
     let config = SiteConfig {

@@ -4,7 +4,7 @@
 //!
 //! A thin adapter over [`dochub_hub`]. In order, so that nothing is read that need not be:
 //! the settings (`environment`, `hub_tokens`, `allowed_hosts`; unreadable or unknown: 500,
-//! never open) and the development `Host` check ([`dochub_http::spin::admit`]); the route,
+//! never open) and the development `Host` check ([`dochub_http_wasip2::admit`]); the route,
 //! method, token and content type from the request's head ([`api::check_before_body`]); only
 //! then the body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_max_unread`,
 //! `hub_max_machines`, `hub_retention_days`, `hub_max_read`, and [`Sql`] over the store
@@ -32,7 +32,7 @@ use wasi::clocks::monotonic_clock;
 
 #[http_component]
 async fn handle(req: IncomingRequest, out: ResponseOutparam) {
-    let Some(admitted) = dochub_http::spin::admit(Surface::Hub, &req, out, "hub_tokens") else {
+    let Some(admitted) = dochub_http_wasip2::admit(Surface::Hub, &req, out, "hub_tokens") else {
         return;
     };
     let incoming = &admitted.incoming;

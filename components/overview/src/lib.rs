@@ -3,33 +3,80 @@
 //! `dochub-overview`; like every component it is entered and left through `dochub_http`
 //! (settings that fail closed, the development `Host` check, headers, generic errors).
 //! It serves two Spin routes (`/` and `/overview/...`), so it routes on the whole path.
+//!
+//! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for many requests; with
+//! `--no-default-features --features wasip2` (or `edge`) a WASIp2 one, for hosts that run only
+//! those.
 
-// `#[http_component]` expands to the unsafe canonical-ABI export glue; this file writes none itself.
+// The handler macros expand to the unsafe canonical-ABI export glue; this file writes none itself.
 #![allow(unsafe_code)]
 
-use dochub_http::Surface;
+use dochub_http::auth::AuthConfig;
 use dochub_overview::Config;
-use spin_sdk::http::{IncomingRequest, ResponseOutparam};
-use spin_sdk::http_component;
 
-#[http_component]
-fn handle(req: IncomingRequest, out: ResponseOutparam) {
-    let Some(admitted) = dochub_http::spin::admit(Surface::Overview, &req, out, "auth_tokens")
-    else {
-        return;
-    };
-    let config = Config {
+fn config(auth: AuthConfig) -> Config {
+    Config {
         content_dir: std::env::var("CONTENT_DIR")
             .unwrap_or_else(|_| "/content".to_owned())
             .into(),
-        auth: admitted.auth(),
-    };
-    let incoming = &admitted.incoming;
-    let reply = dochub_overview::respond(
-        &config,
-        &incoming.method,
-        &incoming.full_path,
-        incoming.header("authorization"),
-    );
-    admitted.respond(reply);
+        auth,
+    }
+}
+
+#[cfg(not(any(feature = "wasip3", feature = "wasip2")))]
+compile_error!("build with the feature `wasip3` (the default) or `wasip2`");
+#[cfg(all(feature = "wasip3", feature = "wasip2"))]
+compile_error!(
+    "`wasip2` and `edge` need `--no-default-features`: one component cannot link both spin-sdks"
+);
+
+// spin-sdk's macros name the crate `spin_sdk`.
+#[cfg(all(feature = "wasip3", not(feature = "wasip2")))]
+extern crate spin_sdk_p3 as spin_sdk;
+
+#[cfg(all(feature = "wasip3", not(feature = "wasip2")))]
+mod wasip3 {
+    use dochub_http::Surface;
+    use dochub_http_wasip3::{Answer, admit};
+    use spin_sdk::http::Request;
+    use spin_sdk::http_service;
+
+    #[http_service]
+    async fn handle(req: Request) -> Answer {
+        let admitted = match admit(Surface::Overview, &req, "auth_tokens").await {
+            Ok(admitted) => admitted,
+            Err(refusal) => return refusal,
+        };
+        let incoming = &admitted.incoming;
+        let reply = dochub_overview::respond(
+            &super::config(admitted.auth()),
+            &incoming.method,
+            &incoming.full_path,
+            incoming.header("authorization"),
+        );
+        admitted.respond(reply)
+    }
+}
+
+#[cfg(feature = "wasip2")]
+mod wasip2 {
+    use dochub_http::Surface;
+    use spin_sdk::http::{IncomingRequest, ResponseOutparam};
+    use spin_sdk::http_component;
+
+    #[http_component]
+    fn handle(req: IncomingRequest, out: ResponseOutparam) {
+        let Some(admitted) = dochub_http_wasip2::admit(Surface::Overview, &req, out, "auth_tokens")
+        else {
+            return;
+        };
+        let incoming = &admitted.incoming;
+        let reply = dochub_overview::respond(
+            &super::config(admitted.auth()),
+            &incoming.method,
+            &incoming.full_path,
+            incoming.header("authorization"),
+        );
+        admitted.respond(reply);
+    }
 }

@@ -1,7 +1,8 @@
-//! What a Spin component needs at its edges (feature `spin`): the host's request in, our
+//! What a WASIp2 Spin component (spin-sdk 5) needs at its edges: the host's request in, our
 //! response out. Every component starts with [`admit`] and ends with [`Admitted::respond`] or
 //! [`Admitted::send`], so all four read the request (path info, query, headers), check it and
 //! write the response the same way.
+#![deny(missing_docs)]
 
 use std::io::{self, Write};
 
@@ -9,10 +10,8 @@ use spin_sdk::http::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, Re
 use spin_sdk::variables;
 use wasi::io::streams::{OutputStream, StreamError};
 
-use crate::auth::AuthConfig;
-use crate::exchange::{Incoming, Surface, finish, log_auth_config};
-use crate::message::Response;
-use crate::settings::Settings;
+use dochub_http::auth::AuthConfig;
+use dochub_http::{Incoming, Response, Settings, Surface, finish, log_auth_config};
 
 /// Bytes gathered before a write: a page goes out as one chunk, a long stream in 64 KiB ones.
 const BUFFER: usize = 64 * 1024;
@@ -30,7 +29,7 @@ pub struct Admitted {
 }
 
 /// Reads the request's head and the settings (`environment`, the token list `tokens_variable`,
-/// `allowed_hosts`) and makes [`crate::admit`]'s checks. A refused request is answered here,
+/// `allowed_hosts`) and makes [`dochub_http::admit`]'s checks. A refused request is answered here,
 /// and `None` returned.
 pub fn admit(
     surface: Surface,
@@ -39,7 +38,7 @@ pub fn admit(
     tokens_variable: &'static str,
 ) -> Option<Admitted> {
     let incoming = incoming(req);
-    match crate::admit(
+    match dochub_http::admit(
         surface,
         &incoming,
         Settings::read(tokens_variable, variables::get),
@@ -67,13 +66,13 @@ impl Admitted {
         auth
     }
 
-    /// Sends `res` whole, through [`crate::finish`].
+    /// Sends `res` whole, through [`dochub_http::finish`].
     pub fn respond(self, res: Response) {
         let res = finish(self.surface, &self.incoming, Some(&self.settings), res);
         respond(self.out, self.surface, &self.incoming, res);
     }
 
-    /// Sends `head` through [`crate::finish`], then the body `write` produces (nothing for
+    /// Sends `head` through [`dochub_http::finish`], then the body `write` produces (nothing for
     /// `HEAD`); a failure half-way aborts the response rather than ending it short.
     pub fn send(self, head: Response, write: impl FnOnce(&mut dyn Write) -> Result<(), String>) {
         let head = finish(self.surface, &self.incoming, Some(&self.settings), head);
@@ -119,7 +118,7 @@ fn send(
     res: Response,
     write: impl FnOnce(&mut dyn Write) -> Result<(), String>,
 ) {
-    let log = |message: &str| crate::log(surface, incoming, message);
+    let log = |message: &str| dochub_http::log(surface, incoming, message);
     let head = incoming.method.eq_ignore_ascii_case("HEAD");
     let mut writer = BodyWriter {
         unsent: Some(Unsent {

@@ -14,8 +14,9 @@
 //! - [`iso8601`]: the one time format;
 //! - [`page`]: the script and dark-mode switch every generated HTML page shares.
 //!
-//! No Spin dependency unless the feature `spin` is on: then [`spin::admit`] takes spin-sdk's
-//! request through these checks and [`spin::Admitted`] answers it, for the components.
+//! No Spin dependency: `dochub-http-wasip2` (spin-sdk 5) and `dochub-http-wasip3` (spin-sdk 6)
+//! take a component's request through these checks and send its answer. They are two crates,
+//! not two features, because one component cannot link both spin-sdks.
 //!
 //! ```
 //! use dochub_http::{Environment, Incoming, Response, Settings, Surface, admit, finish};
@@ -42,8 +43,6 @@ mod message;
 pub mod page;
 mod query;
 mod settings;
-#[cfg(feature = "spin")]
-pub mod spin;
 mod time;
 
 pub use exchange::{

@@ -45,7 +45,7 @@ impl HubStore {
     /// The store `hub_database_url` names. Unreadable reads as empty, as for every hub setting
     /// that has a default.
     pub fn configured() -> HubStore {
-        let url = spin_sdk::variables::get(DATABASE_URL).unwrap_or_default();
+        let url = dochub_spin_imports::variables::get(DATABASE_URL).unwrap_or_default();
         match url.trim() {
             "" => HubStore::Sqlite,
             url => HubStore::Postgres(url.to_owned()),

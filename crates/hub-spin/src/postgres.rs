@@ -1,7 +1,7 @@
 //! The hub's store on PostgreSQL (`spin:postgres`), at the address `hub_database_url` holds.
 
 use dochub_hub::{Dialect, Sql, SqlError, SqlValue};
-use spin_sdk::pg3;
+use dochub_spin_imports::pg3;
 
 use crate::store_failure;
 

@@ -2,13 +2,13 @@
 //! the edge build leaves it out, so that its components do not import `spin:sqlite`.
 
 use dochub_hub::{Dialect, Sql, SqlError, SqlValue};
-use spin_sdk::sqlite3;
+use dochub_spin_imports::sqlite3;
 
 use crate::store_failure;
 
 /// Spin's SQLite database `default`.
 pub fn open_sqlite() -> Result<SpinSqlite, String> {
-    sqlite3::Connection::open_default()
+    sqlite3::Connection::open("default")
         .map(|conn| SpinSqlite(std::rc::Rc::new(conn)))
         .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))
 }

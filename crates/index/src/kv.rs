@@ -2,7 +2,7 @@
 
 use std::cell::OnceCell;
 
-use spin_sdk::wit::wasi::keyvalue::store::{self, Bucket};
+use dochub_spin_imports::store::{self, Bucket};
 
 use crate::{CheckMemo, Memo};
 

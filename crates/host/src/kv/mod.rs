@@ -28,7 +28,7 @@
 //! Not reproduced, as it changes timing only: Spin runs each SQLite call in tokio's
 //! `block_in_place`, which moves the rest of the worker's tasks (the connection's among them) to
 //! another thread, so a chunked response body can be flushed in pieces while the guest is still
-//! writing it; this host runs the calls with `spawn_blocking`. `dochub_http::spin::send` sends
+//! writing it; this host runs the calls with `spawn_blocking`. `dochub_http_wasip2::send` sends
 //! small bodies whole with a `content-length`, so neither host leaves a last chunk waiting.
 
 mod host;
