@@ -12,15 +12,23 @@
 #![allow(unsafe_code)]
 
 use dochub_http::auth::AuthConfig;
+use dochub_http::{Incoming, Response};
 use dochub_overview::Config;
 
-fn config(auth: AuthConfig) -> Config {
-    Config {
+/// The answer to an admitted request, whichever kind of component took it.
+fn answer(incoming: &Incoming, auth: AuthConfig) -> Response {
+    let config = Config {
         content_dir: std::env::var("CONTENT_DIR")
             .unwrap_or_else(|_| "/content".to_owned())
             .into(),
         auth,
-    }
+    };
+    dochub_overview::respond(
+        &config,
+        &incoming.method,
+        &incoming.full_path,
+        incoming.header("authorization"),
+    )
 }
 
 #[cfg(not(any(feature = "wasip3", feature = "wasip2")))]
@@ -47,13 +55,7 @@ mod wasip3 {
             Ok(admitted) => admitted,
             Err(refusal) => return refusal,
         };
-        let incoming = &admitted.incoming;
-        let reply = dochub_overview::respond(
-            &super::config(admitted.auth()),
-            &incoming.method,
-            &incoming.full_path,
-            incoming.header("authorization"),
-        );
+        let reply = super::answer(&admitted.incoming, admitted.auth());
         admitted.respond(reply)
     }
 }
@@ -70,13 +72,7 @@ mod wasip2 {
         else {
             return;
         };
-        let incoming = &admitted.incoming;
-        let reply = dochub_overview::respond(
-            &super::config(admitted.auth()),
-            &incoming.method,
-            &incoming.full_path,
-            incoming.header("authorization"),
-        );
+        let reply = super::answer(&admitted.incoming, admitted.auth());
         admitted.respond(reply);
     }
 }
