@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use wasmtime::component::{Component, HasSelf, Linker};
@@ -17,6 +16,7 @@ use crate::bindings::{
     wasi_atomics, wasi_batch, wasi_store,
 };
 use crate::component::ComponentConfig;
+use crate::deadline::spawn_epoch_ticker;
 use crate::emulate::{self, KvMeter, Platform};
 use crate::kv::{KvCtx, KvStores, StoreConfig};
 use crate::limits::Limits;
@@ -87,10 +87,6 @@ pub struct LoadOptions {
     pub emulate: Option<Platform>,
 }
 
-/// How often the engine's epoch advances: the granularity of the request deadline (Spin's
-/// `DEFAULT_EPOCH_TICK_INTERVAL`).
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
-
 fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true);
@@ -134,22 +130,6 @@ fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     };
     spawn_epoch_ticker(&engine)?;
     Ok(engine)
-}
-
-/// Advances `engine`'s epoch every [`EPOCH_TICK`] until the engine is dropped.
-fn spawn_epoch_ticker(engine: &Engine) -> anyhow::Result<()> {
-    let weak = engine.weak();
-    std::thread::Builder::new()
-        .name("epoch-ticker".into())
-        .spawn(move || {
-            while let Some(engine) = weak.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(EPOCH_TICK);
-            }
-        })
-        .context("cannot start the epoch ticker thread")?;
-    Ok(())
 }
 
 impl App {

@@ -11,7 +11,7 @@
 //!   finished), so that a client never takes the part it got for the whole answer.
 //!
 //! Running time is measured with epoch interruption: the engine's epoch advances every
-//! [`crate::app::EPOCH_TICK`], and guest code that is running when it does calls back here.
+//! [`EPOCH_TICK`], and guest code that is running when it does calls back here.
 //! Callbacks a tick apart mean the guest ran in between; a longer gap means it was blocked in
 //! the host (sleeping on a clock, reading a socket), which does not count.
 //!
@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use anyhow::Context as _;
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::Instant;
@@ -32,8 +33,27 @@ use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode as BodyError;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
-use crate::app::EPOCH_TICK;
 use crate::state::State;
+
+/// How often the engine's epoch advances: the granularity of the request deadline (Spin's
+/// `DEFAULT_EPOCH_TICK_INTERVAL`).
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Advances `engine`'s epoch every [`EPOCH_TICK`] until the engine is dropped.
+pub(crate) fn spawn_epoch_ticker(engine: &wasmtime::Engine) -> anyhow::Result<()> {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("epoch-ticker".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        })
+        .context("cannot start the epoch ticker thread")?;
+    Ok(())
+}
 
 /// One request's deadline, shared by the guest's task, its epoch callback and its response body.
 #[derive(Debug)]

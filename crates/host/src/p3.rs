@@ -38,7 +38,6 @@ use wasmtime_wasi_http::p3::{Request as P3Request, WasiHttpCtxView, WasiHttpView
 
 use crate::component::ComponentConfig;
 use crate::limits::InstanceReuse;
-use crate::server::GuestBody;
 use crate::state::{Services, State};
 
 /// What a WASIp3 component's instances are made from.
@@ -93,10 +92,10 @@ impl HandlerState for P3Component {
 pub(crate) type Answer = oneshot::Receiver<anyhow::Result<http::Response<HyperOutgoingBody>>>;
 
 /// Queues `request` for one of `handler`'s instances.
-pub(crate) fn handle(
-    handler: &ProxyHandler<P3Component>,
-    request: http::Request<GuestBody>,
-) -> Answer {
+pub(crate) fn handle<B>(handler: &ProxyHandler<P3Component>, request: http::Request<B>) -> Answer
+where
+    B: Body<Data = Bytes, Error = hyper::Error> + Send + 'static,
+{
     let (parts, body) = request.into_parts();
     let body = body.map_err(|e| P3ErrorCode::InternalError(Some(e.to_string())));
     let (request, request_io) = P3Request::from_http(http::Request::from_parts(parts, body));
