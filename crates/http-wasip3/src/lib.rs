@@ -1,7 +1,8 @@
 //! What a WASIp3 Spin component (spin-sdk 6) needs at its edges, as `dochub-http-wasip2` gives
-//! a WASIp2 one: the same checks and headers, for a handler that takes spin-sdk's request and returns its response. Spin keeps
-//! such a component's instance for many requests, so nothing here is read once and kept: the
-//! settings are read for every request, as a WASIp2 instance, made for one request, reads them.
+//! a WASIp2 one: the same checks and headers, for a handler that takes spin-sdk's request and
+//! returns its response. Spin keeps such a component's instance for many requests, so nothing
+//! here is read once and kept: the settings are read for every request, as a WASIp2 instance,
+//! made for one request, reads them.
 #![deny(missing_docs)]
 
 use bytes::Bytes;
