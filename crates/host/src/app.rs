@@ -95,6 +95,11 @@ fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     // Guest code checks the epoch at loop heads and function entries: how a request deadline
     // stops a component that never calls the host.
     config.epoch_interruption(true);
+    if profiling_requested() {
+        // `perf report` then names the guest's functions (/tmp/perf-<pid>.map); Spin has no
+        // such switch, and it changes nothing a component sees.
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     // Spin v4.0.2's pool (`crates/core/src/lib.rs`), but for the memory size, which is this
     // host's per-instance limit. A component is several core instances (its module and the
     // adapter's shims): with wasmtime's default of 1,000 core instances in all, no more than
@@ -130,6 +135,12 @@ fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     };
     spawn_epoch_ticker(&engine)?;
     Ok(engine)
+}
+
+/// Whether `DOCHUB_HOST_PERFMAP` asks for a perf map of the compiled guest code: set and
+/// neither empty nor `0`.
+fn profiling_requested() -> bool {
+    std::env::var_os("DOCHUB_HOST_PERFMAP").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 impl App {
