@@ -318,12 +318,19 @@ impl SpinUp {
         }
         let reuse = &options.limits.instance_reuse;
         if *reuse != dochub_host::limits::InstanceReuse::default() {
+            // Spin v4.0.2 tries the `s` suffix before `ms`, so it refuses `1000ms` as `1000m`
+            // seconds: only whole seconds reach it.
+            let idle = reuse.idle_timeout;
+            anyhow::ensure!(
+                idle.subsec_nanos() == 0,
+                "`spin up` takes --idle-instance-timeout in whole seconds only, not {idle:?}"
+            );
             cmd.arg("--max-instance-reuse-count")
                 .arg(reuse.max_requests.to_string())
                 .arg("--max-instance-concurrent-reuse-count")
                 .arg(reuse.max_concurrent.to_string())
                 .arg("--idle-instance-timeout")
-                .arg(format!("{}ms", reuse.idle_timeout.as_millis()));
+                .arg(idle.as_secs().to_string());
         }
         for (name, value) in &options.variables {
             cmd.env(format!("SPIN_VARIABLE_{}", name.to_uppercase()), value);
