@@ -306,6 +306,38 @@ async fn a_broken_hub_store_degrades_health_and_answers_503_naming_it() {
     }
 }
 
+/// Health keeps its SQLite connection on a reused instance for a second at most: a store
+/// replaced while the app runs shows within that, though the instance serves on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hub_store_replaced_while_the_app_runs_shows_in_health_within_seconds() {
+    if skip_on_edge("the edge build keeps the hub in PostgreSQL, not SQLite") {
+        return;
+    }
+    let (app, state) = app_on_broken_store(|_| {}).await;
+    let client = reqwest::Client::new();
+    assert_eq!(health(&client, &app).await["stores"]["hub"]["status"], "ok");
+    let file = state.path().join("sqlite_db.db");
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    // Asked every 50 ms: fewer requests than an instance serves (128) before it is replaced.
+    let started = Instant::now();
+    let failed_after = loop {
+        let health = health(&client, &app).await;
+        if health["stores"]["hub"]["status"] == "failed" {
+            assert_eq!(health["status"], "degraded", "{health}");
+            break started.elapsed();
+        }
+        assert_eq!(health["stores"]["hub"]["status"], "ok", "{health}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "health still reports the replaced store as ok: {health}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(failed_after < Duration::from_secs(3), "{failed_after:?}");
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_connection_cut_mid_statement_is_a_503_saying_a_keyed_retry_is_safe() {
     let Some(db) = PgDb::create().await else {

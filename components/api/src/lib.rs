@@ -22,7 +22,9 @@
 //!
 //! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for many requests; with
 //! `--no-default-features --features wasip2` (or `edge`) a WASIp2 one, for hosts that run only
-//! those. Both reach Spin's stores through [`dochub_spin_imports`].
+//! those. Both reach Spin's stores through [`dochub_spin_imports`]. A reused instance keeps the
+//! `default` store's handle, the build check's memo and, for a second, health's SQLite
+//! connection; settings are read at every request.
 
 // The handler macros expand to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
@@ -91,7 +93,7 @@ fn answer(
 ) -> Response {
     let config = ApiConfig {
         // A copied build (`spin up`'s default) is checked once, then remembered.
-        source: Source::from_env(Some(Memo::key_value("default"))),
+        source: Source::from_env(Some(CHECK_MEMO.with(Memo::clone))),
         auth,
     };
     match handle_or_health(&config, &incoming.request(), now) {
@@ -138,17 +140,46 @@ fn env(name: &str) -> Option<String> {
 /// the requests that raced it in that first moment, each of which may overwrite it once.
 fn first_start(now: DateTime<Utc>) -> (DateTime<Utc>, Result<(), String>) {
     let failed = |e: store::Error| format!("the key-value store `default` fails: {e:?}");
-    let bucket = match store::open("default") {
+    let bucket = match default_store() {
         Ok(bucket) => bucket,
         Err(e) => return (now, Err(failed(e))),
     };
     match bucket.get(STARTED_KEY) {
-        Err(e) => (now, Err(failed(e))),
+        Err(e) => {
+            DEFAULT_STORE.set(None);
+            (now, Err(failed(e)))
+        }
         Ok(found) => match found.and_then(parse_start) {
             Some(started) => (started, Ok(())),
             None => (record_first_start(&bucket, now), Ok(())),
         },
     }
+}
+
+thread_local! {
+    /// The `default` store, kept while it answers: a reused instance (Spin v4 gives one up to
+    /// 128 requests) then reads it without opening it each time. Health still reads it at every
+    /// request: that read is the store's probe.
+    static DEFAULT_STORE: std::cell::RefCell<Option<std::rc::Rc<store::Bucket>>> =
+        const { std::cell::RefCell::new(None) };
+
+    /// The build check's memo, one for the instance's life: what it has read or saved is kept
+    /// in memory too, which is safe because each key names one copy of one build, whose check
+    /// never changes ([`Memo::key_value`]).
+    static CHECK_MEMO: Memo = Memo::key_value("default");
+}
+
+/// The kept `default` store, opened now if there is none; a failed read drops it
+/// ([`first_start`]), so that the next request opens it again.
+fn default_store() -> Result<std::rc::Rc<store::Bucket>, store::Error> {
+    DEFAULT_STORE.with_borrow_mut(|kept| match kept {
+        Some(bucket) => Ok(bucket.clone()),
+        None => {
+            let bucket = std::rc::Rc::new(store::open("default")?);
+            *kept = Some(bucket.clone());
+            Ok(bucket)
+        }
+    })
 }
 
 fn parse_start(bytes: Vec<u8>) -> Option<DateTime<Utc>> {
@@ -247,14 +278,44 @@ fn hub_store() -> StoreReading {
             StoreReading::read("postgres", open_postgres(&url).and_then(|db| db.probe()))
         }
         #[cfg(not(feature = "edge"))]
-        HubStore::Sqlite => StoreReading::read(
-            "sqlite",
-            dochub_hub_spin::open_sqlite().and_then(|db| db.probe()),
-        ),
+        HubStore::Sqlite => StoreReading::read("sqlite", probe_sqlite()),
         #[cfg(feature = "edge")]
         HubStore::Sqlite => StoreReading::unconfigured(
             "the edge build keeps the hub's messages in PostgreSQL: set the variable \
              `hub_database_url`",
         ),
     }
+}
+
+/// How long a kept SQLite probe connection serves: it sees the file it opened, so a file
+/// replaced under it (deleted, or swapped for a folder) shows in health within this time.
+#[cfg(not(feature = "edge"))]
+const SQLITE_PROBE_LIFE: std::time::Duration = std::time::Duration::from_secs(1);
+
+#[cfg(not(feature = "edge"))]
+thread_local! {
+    /// The SQLite probe's connection and when it was opened, kept while it answers: under
+    /// load a reused instance (Spin v4 gives one up to 128 requests) probes without opening
+    /// the file each time, which made the probe create and delete the write-ahead log's files.
+    static SQLITE_PROBE: std::cell::RefCell<Option<(dochub_hub_spin::SqliteProbe, std::time::Instant)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Probes the hub's SQLite database on the kept connection, or on a new one when there is none
+/// younger than [`SQLITE_PROBE_LIFE`]. A failure drops the connection, so the next probe opens
+/// the file again.
+#[cfg(not(feature = "edge"))]
+fn probe_sqlite() -> Result<(), String> {
+    SQLITE_PROBE.with_borrow_mut(|kept| {
+        let (probe, opened) = match kept.take() {
+            Some((probe, opened)) if opened.elapsed() < SQLITE_PROBE_LIFE => (probe, opened),
+            _ => (
+                dochub_hub_spin::SqliteProbe::open()?,
+                std::time::Instant::now(),
+            ),
+        };
+        probe.probe()?;
+        *kept = Some((probe, opened));
+        Ok(())
+    })
 }

@@ -6,7 +6,7 @@
 //! - [`HubStore::configured`]: PostgreSQL (`spin:postgres`) at the variable `hub_database_url`
 //!   when it is set, else Spin's SQLite database `default` (`spin:sqlite`);
 //! - [`open_postgres`] and [`open_sqlite`]: a connection, as the hub's [`dochub_hub::Sql`];
-//! - [`SpinPostgres::probe`] and [`SpinSqlite::probe`]: whether it answers as a send needs.
+//! - [`SpinPostgres::probe`] and [`SqliteProbe::probe`]: whether it answers as a send needs.
 //!
 //! The feature `edge` leaves SQLite out: Akamai Functions offers none, and a component that
 //! imports `spin:sqlite` does not load there.
@@ -15,7 +15,7 @@
 //! use dochub_hub_spin::{HubStore, open_postgres};
 //! let probe = match HubStore::configured() {
 //!     HubStore::Postgres(url) => open_postgres(&url).and_then(|db| db.probe()),
-//!     HubStore::Sqlite => dochub_hub_spin::open_sqlite().and_then(|db| db.probe()),
+//!     HubStore::Sqlite => dochub_hub_spin::SqliteProbe::open().and_then(|db| db.probe()),
 //! };
 //! println!("{probe:?}");
 //! ```
@@ -27,7 +27,7 @@ mod sqlite;
 
 pub use postgres::{SpinPostgres, open_postgres};
 #[cfg(not(feature = "edge"))]
-pub use sqlite::{SpinSqlite, open_sqlite};
+pub use sqlite::{SpinSqlite, SqliteProbe, open_sqlite};
 
 /// The variable holding the hub's PostgreSQL address.
 const DATABASE_URL: &str = "hub_database_url";

@@ -17,40 +17,45 @@ pub fn open_sqlite() -> Result<SpinSqlite, String> {
 #[derive(Clone)]
 pub struct SpinSqlite(std::rc::Rc<sqlite3::Connection>);
 
-impl SpinSqlite {
+/// The hub's SQLite database as `/api/health` probes it: a connection of its own, which a
+/// reused instance may keep for many probes, so that a probe does not create and delete the
+/// write-ahead log's files that the last connection to close removes.
+pub struct SqliteProbe(sqlite3::Connection);
+
+impl SqliteProbe {
+    /// Opens the database `default` for probing. The write lock is asked for without waiting
+    /// (`busy_timeout` 0, on this connection only): another writer holding it shows as well
+    /// that the file takes writes, and probes queueing behind sends and each other made health
+    /// wait up to half a second.
+    pub fn open() -> Result<SqliteProbe, String> {
+        let conn = sqlite3::Connection::open("default")
+            .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))?;
+        run(&conn, "PRAGMA busy_timeout = 0").map_err(|e| store_failure(&e))?;
+        Ok(SqliteProbe(conn))
+    }
+
     /// Whether the database can be read, and written as a send writes: it is asked for the
-    /// write lock a send takes (an empty transaction: nothing is written), which reads the
-    /// file's header first, so a file that is not a database fails here. A full disk shows
-    /// only when a write needs room. A failure is worded as the hub words a store's.
+    /// write lock a send takes (an empty transaction, rolled back: nothing is written), which
+    /// reads the file's header first, so a file that is not a database fails here. A full disk
+    /// shows only when a write needs room. A failure is worded as the hub words a store's.
     ///
-    /// The lock is asked for without waiting (`busy_timeout` 0, on this probe's own
-    /// connection): another writer holding it shows as well that the file takes writes, and
-    /// probes queueing behind sends and each other made health wait up to half a second. The
-    /// file is not read again then: a committing writer keeps readers out too (before the
-    /// first send turns on WAL), so a read would report a busy store as a failed one; and a
-    /// lock is held only on a file SQLite has read as a database. Closing the connection rolls
-    /// the empty transaction back (Spin closes it when the guest drops it), one host call
-    /// fewer than a `ROLLBACK`.
-    pub fn probe(self) -> Result<(), String> {
-        let run = |conn: &sqlite3::Connection, sql: &str| {
-            conn.execute(sql, &[])
-                .map(drop)
-                .map_err(|e| format!("{e:?}"))
-        };
-        run(&self.0, "PRAGMA busy_timeout = 0").map_err(|e| store_failure(&e))?;
+    /// The file is not read again when the lock is busy: a committing writer keeps readers out
+    /// too (before the first send turns on WAL), so a read would report a busy store as a
+    /// failed one; and a lock is held only on a file SQLite has read as a database. After an
+    /// error, drop the probe: its connection's state is not known.
+    pub fn probe(&self) -> Result<(), String> {
         match run(&self.0, "BEGIN IMMEDIATE") {
-            Ok(()) => match std::rc::Rc::try_unwrap(self.0) {
-                Ok(only) => {
-                    drop(only);
-                    Ok(())
-                }
-                // A clone keeps the connection open: give the lock back now.
-                Err(shared) => run(&shared, "ROLLBACK").map_err(|e| store_failure(&e)),
-            },
+            Ok(()) => run(&self.0, "ROLLBACK").map_err(|e| store_failure(&e)),
             Err(e) if SqlError(e.clone()).is_busy() => Ok(()),
             Err(e) => Err(store_failure(&e)),
         }
     }
+}
+
+fn run(conn: &sqlite3::Connection, sql: &str) -> Result<(), String> {
+    conn.execute(sql, &[])
+        .map(drop)
+        .map_err(|e| format!("{e:?}"))
 }
 
 fn sqlite_params(params: &[SqlValue]) -> Vec<sqlite3::Value> {
