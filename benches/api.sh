@@ -39,17 +39,16 @@ trap cleanup EXIT INT TERM
 echo "api.wasm: $(wc -c < target/wasm32-wasip2/wasm/api.wasm) bytes"
 target/debug/dochub build content "$work/build"
 
-# A copy of spin.toml with absolute sources and this run's build mounted at /build (the api's and
-# the docs', so that a checkout that never ran `dochub build` starts). The api answers from a
-# build it finds current unless SERVE_PREBUILT is 0, so the live variant sets 0 and the prebuilt
+# A copy of spin.toml in the work folder, with absolute component sources, beside links to the
+# content and this run's build: mounted from there, they are copied at start as `spin up` copies
+# them by default (a source outside the app folder is refused). The api answers from a build it
+# finds current unless SERVE_PREBUILT is 0, so the live variant sets 0 and the prebuilt
 # variant 1.
+ln -s "$PWD/content" "$work/content"
 derive() {
-    awk -v root="$PWD" -v build="$work/build" -v prebuilt="$1" '
+    awk -v root="$PWD" -v prebuilt="$1" '
         /^\[/ { section = $0 }
-        { gsub(/source = "/, "source = \"" root "/") }
-        (section == "[component.api]" || section == "[component.docs]") && /^files = / {
-            $0 = "files = [{ source = \"" root "/content\", destination = \"/content\" }, { source = \"" build "\", destination = \"/build\" }]"
-        }
+        { gsub(/source = "target\//, "source = \"" root "/target/") }
         section == "[component.api]" && /^environment = / {
             $0 = "environment = { CONTENT_DIR = \"/content\", BUILD_DIR = \"/build\", SERVE_PREBUILT = \"" prebuilt "\" }"
         }
@@ -78,7 +77,7 @@ started() {
     done
 }
 
-# serve MANIFEST NAME [--direct-mounts]: the host, or `spin up`, in the background as $pid.
+# serve MANIFEST NAME [FLAGS]: the host, or `spin up`, in the background as $pid.
 serve() {
     manifest="$1" name="$2"
     shift 2
@@ -111,8 +110,7 @@ stop
 
 for prebuilt in 0 1; do
     derive "$prebuilt"
-    # Mounted in place: the derived manifest's folder does not hold the content it mounts.
-    serve "$work/spin-$prebuilt.toml" "$prebuilt" --direct-mounts
+    serve "$work/spin-$prebuilt.toml" "$prebuilt"
     started /api/health "$work/host-$prebuilt.log"
     if [ "$prebuilt" = 1 ]; then echo "SERVE_PREBUILT (manifests read from the build):"; else echo "live (manifests generated per request):"; fi
     echo "  $(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2), $connections connections, ${seconds}s per route, $(nproc) cores shared with the host"
