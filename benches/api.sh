@@ -39,8 +39,8 @@ trap cleanup EXIT INT TERM
 echo "api.wasm: $(wc -c < target/wasm32-wasip2/wasm/api.wasm) bytes"
 target/debug/dochub build content "$work/build"
 
-# A copy of spin.toml in the work folder, with absolute component sources, beside links to the
-# content and this run's build: mounted from there, they are copied at start as `spin up` copies
+# A copy of spin.toml in the work folder, with absolute component sources, beside a link to the
+# content and this run's build: mounted from there, both are copied at start as `spin up` copies
 # them by default (a source outside the app folder is refused). The api answers from a build it
 # finds current unless SERVE_PREBUILT is 0, so the live variant sets 0 and the prebuilt
 # variant 1.
