@@ -37,6 +37,7 @@
 
 mod app;
 mod bindings;
+mod blocking;
 mod build;
 mod component;
 mod deadline;

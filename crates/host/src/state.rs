@@ -56,10 +56,6 @@ impl State {
     ) -> anyhow::Result<Self> {
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stdout().inherit_stderr();
-        // File operations on the mounts run on the request's own thread instead of a hop to
-        // tokio's blocking pool and back (Spin v4.0.2 hops): the same calls and answers, without
-        // two thread wake-ups per `stat` or `read`. Mounts are local copies or folders.
-        wasi.allow_blocking_current_thread(true);
         for (key, value) in &component.environment {
             wasi.env(key, value);
         }

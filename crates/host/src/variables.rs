@@ -100,7 +100,8 @@ impl VariablesCtx {
     /// The value of `name`, or why there is none (as `spin:variables`' two versions say it).
     fn get(&self, name: &str) -> Result<String, VariableError> {
         validate_name(name).map_err(|e| VariableError::InvalidName(e.to_string()))?;
-        self.component.variables.get(name).cloned().ok_or_else(|| {
+        // In place, as Spin asks its environment provider first (see `crate::blocking`).
+        crate::blocking::in_place(|| self.component.variables.get(name).cloned()).ok_or_else(|| {
             VariableError::Undefined(format!(
                 "no variable `{name}` in component `{}`",
                 self.component.id

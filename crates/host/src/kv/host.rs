@@ -43,7 +43,12 @@ impl KvCtx {
         if !self.component.key_value_stores.iter().any(|l| l == label) {
             return Err(OpenError::AccessDenied);
         }
-        self.kv.get(label).cloned().ok_or(OpenError::NoSuchStore)
+        let store = self.kv.get(label).cloned().ok_or(OpenError::NoSuchStore)?;
+        if let KvStore::Sqlite(_) = store {
+            // Spin opens a SQLite-backed store in place (see `crate::blocking`).
+            crate::blocking::in_place(|| ());
+        }
+        Ok(store)
     }
 }
 

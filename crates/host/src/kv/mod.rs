@@ -25,11 +25,8 @@
 //! Spin hands back. The one deliberate difference: a wrong-length counter is an error here, where
 //! Spin's panic poisons its store lock and every key-value call of the app fails from then on.
 //!
-//! Not reproduced, as it changes timing only: Spin runs each SQLite call in tokio's
-//! `block_in_place`, which moves the rest of the worker's tasks (the connection's among them) to
-//! another thread, so a chunked response body can be flushed in pieces while the guest is still
-//! writing it; this host runs the calls with `spawn_blocking`. `dochub_http_wasip2::send` sends
-//! small bodies whole with a `content-length`, so neither host leaves a last chunk waiting.
+//! Like Spin, this host runs each SQLite call inside tokio's `block_in_place` (see
+//! [`crate::blocking`] for what that changes).
 
 mod host;
 mod redis_store;

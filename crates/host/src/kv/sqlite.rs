@@ -66,16 +66,14 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&mut Connection, &str) -> Result<T, KvError> + Send + 'static,
     ) -> Result<T, KvError> {
-        let conn = self.conn.clone();
-        let label = self.label.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = conn
+        // In place, as Spin's store runs each call (see `crate::blocking`).
+        crate::blocking::in_place(|| {
+            let mut conn = self
+                .conn
                 .lock()
                 .map_err(|_| KvError::Backend("sqlite connection poisoned".into()))?;
-            f(&mut conn, &label)
+            f(&mut conn, &self.label)
         })
-        .await
-        .map_err(|e| KvError::Backend(format!("sqlite task failed: {e}")))?
     }
 
     pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, KvError> {
