@@ -1,9 +1,18 @@
 //! What a WASIp3 Spin component (spin-sdk 6) needs at its edges, as `dochub-http-wasip2` gives
 //! a WASIp2 one: the same checks and headers, for a handler that takes spin-sdk's request and
-//! returns its response. Spin keeps such a component's instance for many requests, so nothing
-//! here is read once and kept: the settings are read for every request, as a WASIp2 instance,
-//! made for one request, reads them.
+//! returns its response.
+//!
+//! Spin keeps such a component's instance for many requests (up to 128), and this crate keeps
+//! the settings an instance read for [`SETTINGS_LIFE`] at most. `spin up` runs every variable
+//! read in tokio's `block_in_place` (its environment provider), which lets the connection send
+//! the response's head before the guest has written its body; Nagle then holds the body until
+//! the client's delayed ACK, 40 ms later. Reading the settings once a second instead of three
+//! times a request keeps that off nearly every request, and a changed setting (a token revoked
+//! in Vault) still applies within a second.
 #![deny(missing_docs)]
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -22,12 +31,12 @@ pub struct Admitted {
     tokens_variable: &'static str,
     /// The request's head.
     pub incoming: Incoming,
-    /// The settings, read once for this request.
+    /// The settings, as this instance last read them ([`SETTINGS_LIFE`]).
     pub settings: Settings,
 }
 
 /// Reads the request's head and the settings (`environment`, the token list `tokens_variable`,
-/// `allowed_hosts`) and makes [`dochub_http::admit`]'s checks. A refused request gets its answer as
+/// `allowed_hosts`; kept by the instance, see [`SETTINGS_LIFE`]) and makes [`dochub_http::admit`]'s checks. A refused request gets its answer as
 /// the `Err`.
 pub async fn admit(
     surface: Surface,
@@ -35,13 +44,10 @@ pub async fn admit(
     tokens_variable: &'static str,
 ) -> Result<Admitted, Answer> {
     let incoming = incoming(req);
-    let mut values = Vec::with_capacity(3);
-    for name in ["environment", tokens_variable, "allowed_hosts"] {
-        values.push((name, variables::get(name).await));
-    }
+    let values = settings_values(tokens_variable).await;
     let settings = Settings::read(tokens_variable, |name| {
         match values.iter().find(|(n, _)| *n == name) {
-            Some((_, value)) => value.clone().map_err(|e| format!("{e:?}")),
+            Some((_, value)) => value.clone(),
             None => Err(format!("`{name}` was not read")),
         }
     });
@@ -54,6 +60,44 @@ pub async fn admit(
         }),
         Err(refusal) => Err(answer(surface, &incoming, refusal)),
     }
+}
+
+/// How long an instance keeps the settings it read.
+pub const SETTINGS_LIFE: Duration = Duration::from_secs(1);
+
+/// The settings' variables as read, each a value or why there is none.
+type SettingsValues = Vec<(&'static str, Result<String, String>)>;
+
+thread_local! {
+    /// The settings this instance read, when, and for which token variable.
+    static KEPT_SETTINGS: RefCell<Option<(Instant, &'static str, SettingsValues)>> =
+        const { RefCell::new(None) };
+}
+
+/// The settings' variables: those this instance read less than [`SETTINGS_LIFE`] ago, else read
+/// now, and kept when every read succeeded (a failed read is tried again by the next request).
+async fn settings_values(tokens_variable: &'static str) -> SettingsValues {
+    let kept = KEPT_SETTINGS.with_borrow(|kept| match kept {
+        Some((read_at, variable, values))
+            if *variable == tokens_variable && read_at.elapsed() < SETTINGS_LIFE =>
+        {
+            Some(values.clone())
+        }
+        _ => None,
+    });
+    if let Some(values) = kept {
+        return values;
+    }
+    let read_at = Instant::now();
+    let mut values = Vec::with_capacity(3);
+    for name in ["environment", tokens_variable, "allowed_hosts"] {
+        let value = variables::get(name).await.map_err(|e| format!("{e:?}"));
+        values.push((name, value));
+    }
+    if values.iter().all(|(_, value)| value.is_ok()) {
+        KEPT_SETTINGS.set(Some((read_at, tokens_variable, values.clone())));
+    }
+    values
 }
 
 impl Admitted {
