@@ -1,21 +1,26 @@
 #!/bin/sh
 # API benchmark (not a test; figures depend on the machine): the size of api.wasm, and
-# requests/s with p50/p99 latency of /api/health and /api/manifest (plus a raw page, a search
-# and /overview/) under the local host, loaded by wrk from a second process. Run once on the
+# requests/s of /api/health and /api/manifest (plus a raw page, a search and /overview/) under
+# the local host, loaded by wrk from a second process; then each route's p50/p99 latency and
+# its answers over 30 ms (a body held for the client's delayed ACK), from a client that times
+# every request (benches/latency.py), since wrk's latencies disagree with its own counts. Run once on the
 # bundled content with manifests generated per request, once with SERVE_PREBUILT. Each figure
 # is also given as a share of the floor: what the same host answers for a component that does
 # nothing but answer `200 ok` (benches/floor), measured first in the same run. The WASIp3 floor
 # (benches/floor-p3: the same answer from a wasi:http@0.3 component, whose instances are reused)
 # is measured beside it, as the floor a WASIp3 route would be held against.
 #
-# Needs wrk (Debian: apt-get install -y wrk). API_BENCH_SECONDS (default 10) and
-# API_BENCH_CONNECTIONS (default 16) change the load; API_BENCH_PORT (default 3917) the port.
+# Needs wrk (Debian: apt-get install -y wrk) and python3. API_BENCH_SECONDS (default 10) and
+# API_BENCH_CONNECTIONS (default 16) change the load, API_BENCH_LATENCY_SECONDS (default 2) the
+# latency run; API_BENCH_PORT (default 3917) the port.
 # With SPIN_BIN=<spin>, every server (the floor's too) is `spin up` instead of the host, with
 # the same flags; API_BENCH_PROFILE=release builds the host in release, as operators run it.
 set -eu
 cd "$(dirname "$0")/.."
 command -v wrk >/dev/null || { echo "benches/api.sh needs wrk (apt-get install -y wrk)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "benches/api.sh needs python3" >&2; exit 1; }
 seconds="${API_BENCH_SECONDS:-10}"
+latency_seconds="${API_BENCH_LATENCY_SECONDS:-2}"
 connections="${API_BENCH_CONNECTIONS:-16}"
 port="${API_BENCH_PORT:-3917}"
 
@@ -57,14 +62,13 @@ derive() {
 
 floor=""
 load() {
-    out="$(wrk -t2 -c"$connections" -d"${seconds}s" --latency "http://127.0.0.1:$port$1")"
+    out="$(wrk -t2 -c"$connections" -d"${seconds}s" "http://127.0.0.1:$port$1")"
     rps="$(echo "$out" | awk '/^Requests\/sec/ { print $2 }')"
-    p50="$(echo "$out" | awk '$1 == "50%" { print $2 }')"
-    p99="$(echo "$out" | awk '$1 == "99%" { print $2 }')"
     errors="$(echo "$out" | awk '/Non-2xx|Socket errors/ { printf "%s ", $0 }')"
     share=""
     if [ -n "$floor" ]; then share="$(awk -v r="$rps" -v f="$floor" 'BEGIN { printf "%5.1f %% of the floor", 100 * r / f }')"; fi
-    printf '  %-36s %9s req/s   p50 %-9s p99 %-9s %s %s\n' "$1" "$rps" "$p50" "$p99" "$share" "$errors"
+    printf '  %-36s %9s req/s  %s %s\n' "$1" "$rps" "$share" "$errors"
+    printf '  %-36s %s\n' "" "$(python3 benches/latency.py "$port" "$1" "$connections" "$latency_seconds")"
 }
 
 # Waits until the host started as $pid answers $1, or fails with its log ($2).
