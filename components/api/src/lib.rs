@@ -23,8 +23,8 @@
 //! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for many requests; with
 //! `--no-default-features --features wasip2` (or `edge`) a WASIp2 one, for hosts that run only
 //! those. Both reach Spin's stores through [`dochub_spin_imports`]. A reused instance keeps the
-//! `default` store's handle, the build check's memo and, for a second, health's SQLite
-//! connection; settings are read at every request.
+//! `default` store's handle and the build check's memo, and for a second each, health's SQLite
+//! connection and its settings (`dochub_http_wasip3::SETTINGS_LIFE`).
 
 // The handler macros expand to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
