@@ -30,7 +30,7 @@ debug) cargo build --quiet -p dochub-host -p dochub-cli ;;
 release) cargo build --quiet --release -p dochub-host && cargo build --quiet -p dochub-cli ;;
 *) echo "API_BENCH_PROFILE is debug or release, not $profile" >&2; exit 2 ;;
 esac
-cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p floor -p floor-p3
+cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p health -p floor -p floor-p3
 host="target/$profile/dochub-host"
 spin="${SPIN_BIN:-}"
 work="$(mktemp -d)"

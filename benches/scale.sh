@@ -15,8 +15,8 @@
 # ("10x10x1000" for 100,000 pages).
 # SCALE_MODES (default "live index direct"), SCALE_SECONDS (default 3) per route, SCALE_CONNECTIONS
 # (default 4), SCALE_PORT (default 3918).
-# SCALE_WASM_DIR: take api.wasm, docs.wasm and overview.wasm from this folder (e.g. built from
-# an earlier commit, to measure "before") instead of this checkout's.
+# SCALE_WASM_DIR: take every component's .wasm (api, docs, overview, health, hub) from this
+# folder (e.g. built from an earlier commit, to measure "before") instead of this checkout's.
 # SCALE_DOCHUB_BIN: build each tree's index with this `dochub` (e.g. an earlier commit's, whose
 # components read only its own index format) instead of this checkout's.
 # SCALE_SPIN_BIN: serve each tree with `$SCALE_SPIN_BIN up` (a real Spin) instead of dochub-host;
@@ -42,7 +42,7 @@ else
     cargo build --quiet --workspace --bins --example corpus
     bin=target/debug
 fi
-cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub
+cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p health
 wasm="${SCALE_WASM_DIR:-$PWD/target/wasm32-wasip2/wasm}"
 
 work="$(mktemp -d)"

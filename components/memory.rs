@@ -1,4 +1,4 @@
-//! Build script shared by the four components: the layout of their linear memory.
+//! Build script shared by the components: the layout of their linear memory.
 //!
 //! Every request runs in a fresh instance. When it ends, Spin's runtime (wasmtime's pooling
 //! allocator, as Spin v4.0.2 configures it in `crates/core`: 2 MiB kept resident, no dirty-page

@@ -811,6 +811,44 @@ async fn health_without_a_database_is_unknown_and_uptime_grows() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn health_answers_alike_however_its_path_is_written() {
+    // `spin.toml` gives `/api/health` a component of its own; a trailing slash or a query
+    // reaches the same answer, which reads the one recorded first start.
+    let app = start(&fixture("basic")).await;
+    let client = reqwest::Client::new();
+    let started = |h: &Value| {
+        let ts = chrono::DateTime::parse_from_rfc3339(h["timestamp"].as_str().unwrap()).unwrap();
+        ts.timestamp_millis() - (h["uptime"].as_f64().unwrap() * 1000.0).round() as i64
+    };
+    let first = send(client.get(app.url("/api/health"))).await;
+    assert_eq!(first.status, 200);
+    assert_eq!(first.header("content-type"), "application/json");
+    let recorded = started(&first.json());
+    for path in ["/api/health/", "/api/health?verbose=1", "/api/health"] {
+        let res = send(client.get(app.url(path))).await;
+        assert_eq!(res.status, 200, "{path}");
+        assert_eq!(res.header("content-length"), res.body.len().to_string());
+        let h = res.json();
+        check_health_fields(&h);
+        assert_eq!(h["status"], "healthy", "{path}: {h}");
+        assert!(started(&h).abs_diff(recorded) <= 2, "{path}: {h}");
+        assert_ne!(res.header("x-request-id"), first.header("x-request-id"));
+    }
+    let head = send(client.head(app.url("/api/health/"))).await;
+    assert_eq!(head.status, 200);
+    assert_eq!(head.header("content-type"), "application/json");
+    assert!(head.body.is_empty());
+    let refused = send(
+        client
+            .get(app.url("/api/health"))
+            .header("host", "dochub.example"),
+    )
+    .await;
+    assert_json_error(&refused, 403);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn health_reports_the_database() {
     let mut cases = vec![(
         "postgres://postgres@127.0.0.1:1/test",

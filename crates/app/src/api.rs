@@ -112,6 +112,20 @@ pub enum Gate {
     Respond(Response),
 }
 
+/// [`handle_or_health`] for `/api/health` alone, for a component that answers nothing else:
+/// [`Gate::Health`] for `GET` and `HEAD`, 405 for any other method.
+pub fn health_gate(method: &str) -> Gate {
+    if method == "GET" || method.eq_ignore_ascii_case("HEAD") {
+        Gate::Health
+    } else {
+        Gate::Respond(method_not_allowed())
+    }
+}
+
+fn method_not_allowed() -> Response {
+    Response::json_error(405, "Method not allowed; use GET").with_header("allow", ALLOW)
+}
+
 /// Answers a request. For `/api/health` (allowed method) it returns
 /// [`Gate::Health`] and leaves the readings to the caller.
 pub fn handle_or_health(config: &ApiConfig, req: &Request<'_>, now: DateTime<Utc>) -> Gate {
@@ -129,13 +143,11 @@ pub fn handle_or_health(config: &ApiConfig, req: &Request<'_>, now: DateTime<Utc
     if route == Route::NotFound {
         return Gate::Respond(strip(Response::json_error(404, "Not found"), head));
     }
-    if !(req.method == "GET" || head) {
-        return Gate::Respond(
-            Response::json_error(405, "Method not allowed; use GET").with_header("allow", ALLOW),
-        );
-    }
     if route == Route::Health {
-        return Gate::Health;
+        return health_gate(req.method);
+    }
+    if !(req.method == "GET" || head) {
+        return Gate::Respond(method_not_allowed());
     }
     let res = match dispatch(config, &route, req.query, now) {
         Ok(res) => res,

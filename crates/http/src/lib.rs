@@ -1,4 +1,4 @@
-//! The HTTP layer the four dochub components share, so that every fix lands in all of them:
+//! The HTTP layer the dochub components share, so that every fix lands in all of them:
 //!
 //! - [`Request`] / [`Response`]: what the route functions of the API, the docs site, the
 //!   overview and the hub take and return, with the content types and `HEAD` handling;

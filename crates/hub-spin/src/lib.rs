@@ -1,7 +1,7 @@
-//! The hub's store under Spin, in one place for the two components that reach it: the hub,
-//! which keeps its messages there, and the API, whose `/api/health` probes it. Both read the
-//! same variable and open the store with the same calls, so health reports on the store the
-//! hub actually uses, in the words the hub would use.
+//! The hub's store under Spin, in one place for the hub, which keeps its messages there, and
+//! `/api/health` (`dochub-health-spin`), which probes it. Both read the same variable and open
+//! the store with the same calls, so health reports on the store the hub actually uses, in the
+//! words the hub would use.
 //!
 //! - [`HubStore::configured`]: PostgreSQL (`spin:postgres`) at the variable `hub_database_url`
 //!   when it is set, else Spin's SQLite database `default` (`spin:sqlite`);
@@ -45,7 +45,16 @@ impl HubStore {
     /// The store `hub_database_url` names. Unreadable reads as empty, as for every hub setting
     /// that has a default.
     pub fn configured() -> HubStore {
-        let url = dochub_spin_imports::variables::get(DATABASE_URL).unwrap_or_default();
+        HubStore::of_setting(&HubStore::read_setting().unwrap_or_default())
+    }
+
+    /// The variable `hub_database_url`, for a caller that keeps it (a reused instance).
+    pub fn read_setting() -> Result<String, dochub_spin_imports::variables::Error> {
+        dochub_spin_imports::variables::get(DATABASE_URL)
+    }
+
+    /// The store a value of `hub_database_url` names.
+    pub fn of_setting(url: &str) -> HubStore {
         match url.trim() {
             "" => HubStore::Sqlite,
             url => HubStore::Postgres(url.to_owned()),
