@@ -73,7 +73,7 @@ async fn the_default_build_is_refused_naming_the_imports_the_platform_lacks() {
     let err = format!("{:#}", start(&path, &[]).await.err().expect("refused"));
     // The manifest is refused before any component is compiled: both ask for SQLite.
     assert!(
-        err.contains("component `api` declares sqlite_databases"),
+        err.contains("component `health` declares sqlite_databases"),
         "{err}"
     );
     assert!(
@@ -84,7 +84,7 @@ async fn the_default_build_is_refused_naming_the_imports_the_platform_lacks() {
     // Built without the edge feature, the api imports key-value atomics and the hub SQLite,
     // even when nothing declares SQLite.
     let mut doc: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    for id in ["hub", "api"] {
+    for id in ["hub", "health"] {
         doc["component"][id]
             .as_table_mut()
             .unwrap()
@@ -334,8 +334,8 @@ async fn the_edge_build_and_the_default_build_differ_only_where_documented() {
             component.remove("build");
         }
     }
-    // The hub keeps its messages in SQLite `default`; the api's health check probes it.
-    for id in ["hub", "api"] {
+    // The hub keeps its messages in SQLite `default`, and health probes it.
+    for id in ["hub", "health"] {
         let component = default["component"][id].as_table_mut().unwrap();
         assert_eq!(
             component
@@ -345,6 +345,41 @@ async fn the_edge_build_and_the_default_build_differ_only_where_documented() {
             "{id}"
         );
     }
+    // The default build answers `/api/health` with a WASIp2 component of its own, and the edge
+    // build, whose api is WASIp2 already, with the api: that api takes health's grants and
+    // variables.
+    let triggers = default["trigger"]["http"].as_array_mut().unwrap();
+    let health_routes: Vec<_> = triggers
+        .iter()
+        .filter(|t| t["component"].as_str() == Some("health"))
+        .map(|t| t["route"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(health_routes, ["/api/health"]);
+    triggers.retain(|t| t["component"].as_str() != Some("health"));
+    let mut health = default["component"]
+        .as_table_mut()
+        .unwrap()
+        .remove("health")
+        .unwrap();
+    let health = health.as_table_mut().unwrap();
+    health.remove("source");
+    health.remove("build");
+    let api = default["component"]["api"].as_table_mut().unwrap();
+    assert_eq!(api.get("allowed_outbound_hosts"), None);
+    api.insert(
+        "allowed_outbound_hosts".into(),
+        health.remove("allowed_outbound_hosts").unwrap(),
+    );
+    assert_eq!(
+        health.remove("key_value_stores"),
+        api.get("key_value_stores").cloned()
+    );
+    let api_variables = api["variables"].as_table_mut().unwrap();
+    for (name, value) in health.remove("variables").unwrap().as_table().unwrap() {
+        let shared = api_variables.insert(name.clone(), value.clone());
+        assert!(shared.is_none() || shared.as_ref() == Some(value), "{name}");
+    }
+    assert!(health.is_empty(), "{health:?}");
     assert_eq!(default, edge);
     let edge = read("spin-edge.toml");
     for id in ["api", "hub", "overview"] {
