@@ -10,7 +10,7 @@
 //!
 //! A reused instance (Spin v4 gives a WASIp3 one up to 128 requests) keeps the `default`
 //! store's handle while it answers, and for a second each, the SQLite probe's connection and
-//! the two addresses ([`HealthSettings`]).
+//! the two addresses it reads besides the settings (`database_url`, `hub_database_url`).
 //!
 //! Configuration: the variables `database_url` and `hub_database_url`; when `database_url` is
 //! empty, env `DATABASE_URL`, then `POSTGRES_HOST` / `POSTGRES_PORT` / `POSTGRES_USER` /
@@ -99,7 +99,6 @@ thread_local! {
     /// request: that read is the store's probe.
     static DEFAULT_STORE: RefCell<Option<Rc<store::Bucket>>> =
         const { RefCell::new(None) };
-
 }
 
 /// The kept `default` store, opened now if there is none; a failed read drops it
