@@ -940,6 +940,81 @@ async fn bundled_content_is_served_live_and_prebuilt_by_spin_toml() {
     pre.stop().await;
 }
 
+/// In a copy (the default mounts) a reused instance keeps the raw pages it read: each page
+/// must still be its own file, byte for byte, however often and in whatever order it is read.
+#[tokio::test(flavor = "multi_thread")]
+async fn raw_pages_kept_in_a_copy_are_each_their_own_file() {
+    let content = generated_tree(2, 2, 6);
+    let build = build_of(content.path());
+    let app = start_with_build(content.path(), Some(build.path())).await;
+    let pages: Vec<(String, Vec<u8>)> = ["p00/s00", "p00/s01", "p01/s00", "p01/s01"]
+        .iter()
+        .flat_map(|sub| (0..6).map(move |n| format!("{sub}/page-{n:04}")))
+        .map(|path| {
+            let bytes = std::fs::read(content.path().join(format!("{path}.md"))).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    for round in 0..3 {
+        for (path, bytes) in pages.iter().cycle().skip(round * 5).take(pages.len()) {
+            let res = get(&app, &format!("/api/raw/{path}")).await;
+            assert_eq!(res.status, 200, "{path}");
+            assert!(res.body == *bytes, "{path} in round {round}");
+        }
+        // Manifests are kept too: each still lists its own subproject's pages.
+        for sub in ["p00/s00", "p01/s01", "p00/s01", "p01/s00"] {
+            let m = get(&app, &format!("/api/manifest/{sub}")).await.json();
+            let urls: Vec<&str> = m["documents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["raw_url"].as_str().unwrap())
+                .collect();
+            assert_eq!(urls.len(), 6, "{sub}: {m}");
+            assert!(
+                urls.iter()
+                    .all(|u| u.starts_with(&format!("/api/raw/{sub}/"))),
+                "{sub}: {m}"
+            );
+        }
+        assert_eq!(
+            get(&app, "/api/manifest").await.json()["total_documents"],
+            24
+        );
+    }
+    app.stop().await;
+}
+
+/// Mounted in place, nothing is kept: a page edited in place, or saved through a new file,
+/// shows on the next request though a build (which would say "copy" if it were one) is there.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_raw_page_edited_in_place_shows_at_once() {
+    let content = generated_tree(1, 1, 2);
+    let build = build_of(content.path());
+    let app = with_build(content.path(), Some(build.path()))
+        .direct_mounts()
+        .start()
+        .await
+        .expect("app starts");
+    let page = content.path().join("p00/s00/page-0001.md");
+    let url = "/api/raw/p00/s00/page-0001";
+    assert_eq!(get(&app, url).await.body, std::fs::read(&page).unwrap());
+    for edit in 0..3 {
+        let text = format!("# Edited\n\nEdit number {edit}.\n");
+        if edit % 2 == 0 {
+            std::fs::write(&page, &text).unwrap();
+        } else {
+            let tmp = content.path().join("p00/s00/.page.tmp");
+            std::fs::write(&tmp, &text).unwrap();
+            std::fs::rename(&tmp, &page).unwrap();
+        }
+        let res = get(&app, url).await;
+        assert_eq!(res.status, 200);
+        assert_eq!(String::from_utf8_lossy(&res.body), text);
+    }
+    app.stop().await;
+}
+
 /// A tree from the benchmark's generator: projects only, no `_overviews`, `_master` or reports.
 fn generated_tree(projects: usize, subprojects: usize, pages: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -19,7 +19,8 @@
 //! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for many requests; with
 //! `--no-default-features --features wasip2` (or `edge`) a WASIp2 one, for hosts that run only
 //! those. Both reach Spin's stores through `dochub-spin-imports`. A reused instance keeps the
-//! build check's memo, and for a second its settings (`dochub_http_wasip3::SETTINGS_LIFE`).
+//! build check's memo, for a second its settings (`dochub_http_wasip3::SETTINGS_LIFE`), and
+//! where the mounts are a copy the raw pages and manifests it answered (`dochub_app::kept`).
 
 // The handler macros expand to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
@@ -37,6 +38,7 @@ compile_error!(
 
 use chrono::{DateTime, Utc};
 use dochub_app::api::{ApiConfig, Gate, handle_or_health, health_response};
+use dochub_app::kept::KeptAnswers;
 use dochub_http::auth::AuthConfig;
 use dochub_http::{Incoming, Response, Surface};
 use dochub_index::{Memo, Source};
@@ -50,7 +52,14 @@ async fn handle(req: spin_sdk::http::Request) -> dochub_http_wasip3::Answer {
         Err(refusal) => return refusal,
     };
     let environment = admitted.settings.environment.as_str();
-    let res = answer(&admitted.incoming, admitted.auth(), environment, now);
+    let kept = KEPT_ANSWERS.with(KeptAnswers::clone);
+    let res = answer(
+        &admitted.incoming,
+        admitted.auth(),
+        environment,
+        now,
+        Some(kept),
+    );
     admitted.respond(res)
 }
 
@@ -62,7 +71,8 @@ fn handle(req: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOut
         return;
     };
     let environment = admitted.settings.environment.as_str();
-    let res = answer(&admitted.incoming, admitted.auth(), environment, now);
+    // An instance serves one request: nothing to keep.
+    let res = answer(&admitted.incoming, admitted.auth(), environment, now, None);
     admitted.respond(res);
 }
 
@@ -72,11 +82,13 @@ fn answer(
     auth: AuthConfig,
     environment: &str,
     now: DateTime<Utc>,
+    kept: Option<KeptAnswers>,
 ) -> Response {
     let config = ApiConfig {
         // A copied build (`spin up`'s default) is checked once, then remembered.
         source: Source::from_env(Some(CHECK_MEMO.with(Memo::clone))),
         auth,
+        kept,
     };
     match handle_or_health(&config, &incoming.request(), now) {
         Gate::Respond(res) => res,
@@ -92,4 +104,11 @@ thread_local! {
     /// in memory too, which is safe because each key names one copy of one build, whose check
     /// never changes ([`Memo::key_value`]).
     static CHECK_MEMO: Memo = Memo::key_value("default");
+}
+
+#[cfg(all(feature = "wasip3", not(feature = "wasip2")))]
+thread_local! {
+    /// Raw pages and manifests this instance answered, kept where the mounts are a copy
+    /// ([`KeptAnswers`]).
+    static KEPT_ANSWERS: KeptAnswers = KeptAnswers::from_env();
 }

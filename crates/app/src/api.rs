@@ -13,6 +13,7 @@
 //! let config = ApiConfig {
 //!     source: Source { content_dir: "/no/such/dir".into(), build: BuildMode::Off, memo: None },
 //!     auth: AuthConfig::new("development", ""),
+//!     kept: None,
 //! };
 //! let req = Request { method: "GET", path: "/manifest", query: "", authorization: None };
 //! let res = handle(&config, &req, chrono::Utc::now());
@@ -34,6 +35,8 @@ use dochub_content::{
 use dochub_index::Source;
 use dochub_search::Within;
 
+use crate::kept::KeptAnswers;
+
 /// Service name reported by the health check.
 pub const SERVICE: &str = "dochub";
 
@@ -44,6 +47,9 @@ pub struct ApiConfig {
     pub source: Source,
     /// Who may call the protected routes.
     pub auth: AuthConfig,
+    /// Raw pages and manifests kept between requests, by an instance that serves many
+    /// ([`KeptAnswers`]).
+    pub kept: Option<KeptAnswers>,
 }
 
 /// A resolved route.
@@ -176,14 +182,45 @@ fn dispatch(
     query: &str,
     now: DateTime<Utc>,
 ) -> Result<Response, CatalogError> {
-    if let Route::Raw(p, s, page) = route
-        && let Some(bytes) = ContentRoot::raw_if_present(&config.source.content_dir, p, s, page)
-    {
-        return Ok(raw_page(bytes));
+    if let Route::Raw(p, s, page) = route {
+        let read = || ContentRoot::raw_if_present(&config.source.content_dir, p, s, page);
+        let found = match &config.kept {
+            Some(kept) => kept
+                .page(&format!("raw/{p}/{s}/{page}"), read)
+                .map(|b| b.to_vec()),
+            None => read(),
+        };
+        if let Some(bytes) = found {
+            return Ok(raw_page(bytes));
+        }
     }
-    let (res, warning) = config
-        .source
-        .read(|catalog| answer(catalog, route, query, now))?;
+    let read = || {
+        config
+            .source
+            .read(|catalog| answer(catalog, route, query, now))
+    };
+    let manifest = matches!(
+        route,
+        Route::Manifest | Route::ProjectManifest(_) | Route::SubprojectManifest(..)
+    );
+    if let Some(kept) = config.kept.as_ref().filter(|_| manifest) {
+        // Kept only when whole and without a warning: not a 404, nor a fallback to the tree.
+        let mut not_kept = None;
+        let kept = kept.answer(&format!("{route:?}"), || {
+            let (res, warning) = read()?;
+            if res.status == 200 && warning.is_none() {
+                return Ok(Some(res.body));
+            }
+            not_kept = Some(res.with_warning(warning));
+            Ok::<_, CatalogError>(None)
+        })?;
+        return Ok(match (kept, not_kept) {
+            (Some(bytes), _) => json(bytes.to_vec()),
+            (None, Some(res)) => res,
+            (None, None) => unreachable!("an answer that is not kept is returned as read"),
+        });
+    }
+    let (res, warning) = read()?;
     Ok(res.with_warning(warning))
 }
 

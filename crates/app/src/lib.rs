@@ -7,7 +7,8 @@
 //! - [`docs`]: `/docs/...`, the rendered site (the docs component);
 //! - [`llms`]: `/llms.txt` and `/llms-full.txt` (the docs component too);
 //! - [`crawl`]: `/robots.txt` and `/sitemap.xml` (the docs component too);
-//! - [`negotiate`]: whether an `Accept` header prefers a page's markdown to its HTML.
+//! - [`negotiate`]: whether an `Accept` header prefers a page's markdown to its HTML;
+//! - [`kept`]: the raw pages a reused instance keeps, where the mounts are a copy.
 //!
 //! Each reads the content through [`dochub_index::Source::read`], which asks the prebuilt
 //! index and falls back to the live tree; none of them knows which catalog answered. The
@@ -18,5 +19,6 @@
 pub mod api;
 pub mod crawl;
 pub mod docs;
+pub mod kept;
 pub mod llms;
 pub mod negotiate;

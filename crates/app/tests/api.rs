@@ -21,6 +21,7 @@ fn config(environment: &str, tokens: &str) -> ApiConfig {
             memo: None,
         },
         auth: AuthConfig::new(environment, tokens),
+        kept: None,
     }
 }
 

@@ -139,6 +139,17 @@ pub enum BuildMode {
     Required(PathBuf),
 }
 
+/// The build folder `BUILD_DIR` names (unset and blank are the same), `/build` by default,
+/// whether or not `SERVE_PREBUILT` lets answers come from it.
+pub fn build_dir_setting(build_dir: Option<&str>) -> PathBuf {
+    PathBuf::from(
+        build_dir
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .unwrap_or("/build"),
+    )
+}
+
 impl BuildMode {
     /// Reads the two settings (unset and blank are the same); `BUILD_DIR` defaults to `/build`.
     ///
@@ -149,12 +160,7 @@ impl BuildMode {
     /// assert_eq!(BuildMode::from_settings(Some("1"), Some("/b")), BuildMode::Required("/b".into()));
     /// ```
     pub fn from_settings(serve_prebuilt: Option<&str>, build_dir: Option<&str>) -> BuildMode {
-        let dir = PathBuf::from(
-            build_dir
-                .map(str::trim)
-                .filter(|d| !d.is_empty())
-                .unwrap_or("/build"),
-        );
+        let dir = build_dir_setting(build_dir);
         match serve_prebuilt.map(str::trim) {
             None | Some("") => BuildMode::Auto(dir),
             Some("0" | "false") => BuildMode::Off,

@@ -1106,6 +1106,16 @@ impl Index {
             .get_or_init(|| mtime_ns(&self.dir.join(GRAMS_FILE)))
     }
 
+    /// Whether this build is known to be a copy: both times of its key table are known and
+    /// differ. `spin up` copies every mounted folder or none (`--direct-mounts`), and so does
+    /// `dochub-host`, so the content mounted beside a copied build is a copy too, which does
+    /// not change while the app runs. Unlike [`Index::copied`]'s, a time that cannot be read
+    /// says nothing here.
+    pub fn known_copy(&self) -> bool {
+        let here = self.stamp_here();
+        self.nav.stamp_ns != 0 && here != 0 && here != self.nav.stamp_ns
+    }
+
     /// Whether the build was copied since it was written: its key table's time is not the one
     /// the build recorded.
     fn copied(&self) -> bool {

@@ -543,6 +543,15 @@ fn with_memo(build: &Path, memo: &Rc<MapMemo>) -> Index {
 }
 
 #[test]
+fn a_build_is_a_known_copy_only_where_it_was_copied() {
+    let dir = generated();
+    let (_root, out, index) = build(dir.path());
+    assert!(!index.known_copy());
+    let (_copy, _root, build) = copied(dir.path(), out.path());
+    assert!(Index::open(&build).unwrap().known_copy());
+}
+
+#[test]
 fn a_copy_is_checked_once_and_remembered() {
     let dir = generated();
     let (_root, out, _index) = build(dir.path());
