@@ -138,7 +138,7 @@ mod tests {
     use std::fs;
     use std::path::Path;
 
-    /// A content tree with one page, and its build; the build copied elsewhere when `copy`.
+    /// A content tree with one page, and its build, made to look copied when `copy`.
     fn tree(copy: bool) -> (tempfile::TempDir, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let content = dir.path().join("content");
@@ -147,25 +147,18 @@ mod tests {
         let built = dir.path().join("built");
         let root = ContentRoot::open(&content).unwrap();
         dochub_index::build::write_build(&root, &built, "2026-01-01T00:00:00Z").unwrap();
-        if !copy {
-            return (dir, content, built);
-        }
-        let copied = dir.path().join("copy");
-        copy_tree(&built, &copied);
-        (dir, content, copied)
-    }
-
-    fn copy_tree(from: &Path, to: &Path) {
-        fs::create_dir_all(to).unwrap();
-        for entry in fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy_tree(&entry.path(), &target);
-            } else {
-                fs::copy(entry.path(), &target).unwrap();
+        if copy {
+            // What a copy does to the build: its files' times are no longer those recorded.
+            let later = std::time::SystemTime::now() + Duration::from_secs(3600);
+            for entry in fs::read_dir(built.join(dochub_index::INDEX_DIR)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_file() {
+                    let file = fs::File::options().write(true).open(path).unwrap();
+                    file.set_modified(later).unwrap();
+                }
             }
         }
+        (dir, content, built)
     }
 
     fn read(kept: &KeptAnswers, content: &Path) -> Option<Vec<u8>> {
