@@ -869,7 +869,7 @@ async fn older_versions_are_optional_in_llms_txt() {
     let optional = region_of(&text, "## Optional\n");
     assert!(
         optional.contains(&format!(
-            "- [Spin Spin 1 (an older version)]({SITE_URL}/docs/spin/v1/): The previous release."
+            "- [Spin 1 (an older version)]({SITE_URL}/docs/spin/v1/): The previous release."
         )),
         "{optional}"
     );

@@ -206,7 +206,7 @@ pub fn llms_txt(intro: &SiteIntro, outline: &Outline, parts: usize, origin: &str
                 encode_segment(&p.id),
                 encode_segment(&s.id)
             );
-            let name = format!("{} {} (an older version)", p.name, s.name);
+            let name = format!("{} (an older version)", version_name(&p.name, &s.name));
             optional.push(item(&name, &href, &s.description));
             for page in &s.pages {
                 let href = format!("{origin}{}", twin_url(&p.id, &s.id, &page.id));
@@ -246,6 +246,19 @@ pub fn llms_txt(intro: &SiteIntro, outline: &Outline, parts: usize, origin: &str
         }
     }
     out
+}
+
+/// A version's name as `/llms.txt` lists it: after its project's name, unless it starts with
+/// that name already ("Spin 1", not "Spin Spin 1"; "Spin v1" for a version named `v1`).
+fn version_name(project: &str, version: &str) -> String {
+    let named = version
+        .strip_prefix(project)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace));
+    if named {
+        version.to_owned()
+    } else {
+        format!("{project} {version}")
+    }
 }
 
 /// `- [name](href): notes` (no `: notes` when there are none) and a newline.
@@ -574,6 +587,14 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn an_older_version_is_named_once_with_its_project() {
+        assert_eq!(version_name("Spin", "Spin 1"), "Spin 1");
+        assert_eq!(version_name("Spin", "v1"), "Spin v1");
+        assert_eq!(version_name("Spin", "Spinnaker 1"), "Spin Spinnaker 1");
+        assert_eq!(version_name("Spin", "Spin"), "Spin");
+    }
 
     fn tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
