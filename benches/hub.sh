@@ -3,8 +3,9 @@
 # PostgreSQL (127.0.0.1:5432; a fresh database, dropped afterwards), with 100 and with 100,000
 # messages stored, the sends of a machine keeping 10,000 read messages and into an inbox of 9,000
 # unread, and the size of hub.wasm; sends also as a share of the floor, the same
-# requests answered by a component that does nothing (benches/floor). Not a test: figures
-# depend on the machine.
+# requests answered by a component that does nothing (benches/floor), and of the store's
+# ceiling, the commits/s the same database takes from as many writers committing one row each
+# (what the disk's syncs allow). Not a test: figures depend on the machine.
 # HUB_BENCH_BIG=<n> changes the 100,000; HUB_BENCH_PG=0 skips PostgreSQL.
 # `benches/hub.sh wait`: wake latency of long-polls, the cost of 100 idle waiters, and send p50
 # with them held (tests/examples/hub_wait_bench.rs).

@@ -8,7 +8,12 @@
 //! keeps the default `hub_max_read` of read messages already, so each send trims one), the
 //! sends into one inbox holding 9,000 unread messages, and the size of `hub.wasm`. Sends are also given
 //! as a share of the floor: the same requests answered by a component that does nothing
-//! (`benches/floor`), the most any route could reach.
+//! (`benches/floor`), the most any route could reach; and as a share of the store's own
+//! ceiling: the commits per second the same database takes from as many writers, each
+//! committing one small row at a time, as durably as a send commits (SQLite with write-ahead
+//! logging and its default `synchronous = FULL`, in the same folder as the app's state;
+//! PostgreSQL with the server's own settings). A send is one such commit and more, so it can
+//! come near that ceiling but not pass it.
 //!
 //! Run it with `benches/hub.sh`; set `HUB_BENCH_BIG=<n>` to change the 100,000, `HUB_BENCH_PG=0`
 //! to skip PostgreSQL.
@@ -137,11 +142,115 @@ async fn read_p50(c: &Client, base: &str, machine: &str) -> anyhow::Result<Durat
     Ok(times[times.len() / 2])
 }
 
+/// How long each ceiling is measured.
+const CEILING_TIME: Duration = Duration::from_secs(3);
+
+/// Commits per second into SQLite from [`clients`] writers, each on its own connection,
+/// committing one row per `BEGIN IMMEDIATE … COMMIT`, as a send does, in a database in `dir`.
+fn sqlite_ceiling(dir: &std::path::Path) -> anyhow::Result<f64> {
+    let path = dir.join("ceiling.db");
+    let setup = rusqlite::Connection::open(&path)?;
+    let mode: String = setup.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    anyhow::ensure!(mode == "wal", "SQLite kept journal mode {mode}");
+    setup.execute_batch("CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT)")?;
+    let start = Instant::now();
+    let writers: Vec<_> = (0..clients())
+        .map(|_| {
+            let path = path.clone();
+            std::thread::spawn(move || -> anyhow::Result<u64> {
+                let conn = rusqlite::Connection::open(path)?;
+                conn.busy_timeout(Duration::from_secs(5))?;
+                let mut commits = 0;
+                while start.elapsed() < CEILING_TIME {
+                    conn.execute_batch(
+                        "BEGIN IMMEDIATE; INSERT INTO rows (body) VALUES ('message'); COMMIT",
+                    )?;
+                    commits += 1;
+                }
+                Ok(commits)
+            })
+        })
+        .collect();
+    let mut commits = 0;
+    for writer in writers {
+        commits += writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("a writer panicked"))??;
+    }
+    Ok(commits as f64 / start.elapsed().as_secs_f64())
+}
+
+/// Commits per second into the PostgreSQL database at `url` from [`clients`] connections,
+/// each inserting one row per statement (one commit each, as a send's one statement).
+async fn postgres_ceiling(url: &str) -> anyhow::Result<f64> {
+    let connect = || async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
+        tokio::spawn(connection);
+        anyhow::Ok(client)
+    };
+    connect()
+        .await?
+        .batch_execute("CREATE TABLE ceiling_rows (id BIGSERIAL PRIMARY KEY, body TEXT)")
+        .await?;
+    let start = Instant::now();
+    let mut writers = Vec::new();
+    for _ in 0..clients() {
+        let client = connect().await?;
+        writers.push(tokio::spawn(async move {
+            let mut commits = 0u64;
+            while start.elapsed() < CEILING_TIME {
+                client
+                    .execute("INSERT INTO ceiling_rows (body) VALUES ('message')", &[])
+                    .await?;
+                commits += 1;
+            }
+            anyhow::Ok(commits)
+        }));
+    }
+    let mut commits = 0;
+    for writer in writers {
+        commits += writer.await??;
+    }
+    let rate = commits as f64 / start.elapsed().as_secs_f64();
+    connect()
+        .await?
+        .batch_execute("DROP TABLE ceiling_rows")
+        .await?;
+    Ok(rate)
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> anyhow::Result<()> {
+/// The store's commit ceiling beside the floor, for [`figures`].
+struct Bounds {
+    floor: f64,
+    ceiling: f64,
+}
+
+impl Bounds {
+    /// `rate` as shares of the floor and of the store's ceiling.
+    fn shares(&self, rate: f64) -> String {
+        format!(
+            "({:.1} % of the floor, {:.0} % of the store's ceiling)",
+            rate / self.floor * 100.0,
+            rate / self.ceiling * 100.0
+        )
+    }
+}
+
+async fn figures(
+    label: &str,
+    builder: AppBuilder,
+    big: usize,
+    bounds: Bounds,
+) -> anyhow::Result<()> {
+    println!(
+        "{label:10} store ceiling ({} writers, one row a commit): {:8.0} commits/s",
+        clients(),
+        bounds.ceiling
+    );
     let app = builder.start().await?;
     let (c, base) = (Client::new(), app.base_url().to_owned());
     let small = vec![unique("bench-100")];
@@ -152,10 +261,10 @@ async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> an
         .collect();
     let sends = fill(&c, &base, &inboxes, big).await?;
     println!(
-        "{label:10} sends/s ({} clients, {big} sends):        {:8.0}  ({:.1} % of the floor)",
+        "{label:10} sends/s ({} clients, {big} sends):        {:8.0}  {}",
         clients(),
         sends.rate,
-        sends.rate / floor * 100.0
+        bounds.shares(sends.rate)
     );
     println!("{label:10} send time: {}", sends.latencies());
     let p_large = read_p50(&c, &base, &inboxes[0]).await?;
@@ -178,15 +287,15 @@ async fn figures(label: &str, builder: AppBuilder, big: usize, floor: f64) -> an
         ms(p_large)
     );
     println!(
-        "{label:10} sends/s of one sender keeping {MAX_READ} read:  {:8.0}  ({:.1} % of the floor)",
+        "{label:10} sends/s of one sender keeping {MAX_READ} read:  {:8.0}  {}",
         busy_sends.rate,
-        busy_sends.rate / floor * 100.0
+        bounds.shares(busy_sends.rate)
     );
     println!("{label:10} its send time: {}", busy_sends.latencies());
     println!(
-        "{label:10} sends/s into an inbox of {FULL_UNREAD} unread:   {:8.0}  ({:.1} % of the floor)",
+        "{label:10} sends/s into an inbox of {FULL_UNREAD} unread:   {:8.0}  {}",
         full_sends.rate,
-        full_sends.rate / floor * 100.0
+        bounds.shares(full_sends.rate)
     );
     println!("{label:10} their send time: {}", full_sends.latencies());
     app.stop().await;
@@ -210,7 +319,14 @@ async fn main() -> anyhow::Result<()> {
         clients()
     );
     println!("floor      request time: {}", floor_posts.latencies());
-    figures("sqlite", TestApp::builder(), big, floor_rate).await?;
+    // The ceiling's database beside the app's state: both in the system's temporary folder.
+    let scratch = tempfile::tempdir()?;
+    let ceiling = sqlite_ceiling(scratch.path())?;
+    let bounds = Bounds {
+        floor: floor_rate,
+        ceiling,
+    };
+    figures("sqlite", TestApp::builder(), big, bounds).await?;
 
     if std::env::var("HUB_BENCH_PG").as_deref() != Ok("0") {
         let (admin, connection) = tokio_postgres::connect(PG_ADMIN, tokio_postgres::NoTls).await?;
@@ -220,13 +336,17 @@ async fn main() -> anyhow::Result<()> {
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .await?;
         let url = format!("postgres://postgres@127.0.0.1:5432/{name}?sslmode=disable");
-        let result = figures(
-            "postgres",
-            TestApp::builder().variable("hub_database_url", &url),
-            big,
-            floor_rate,
-        )
-        .await;
+        let result = match postgres_ceiling(&url).await {
+            Ok(ceiling) => {
+                let bounds = Bounds {
+                    floor: floor_rate,
+                    ceiling,
+                };
+                let app = TestApp::builder().variable("hub_database_url", &url);
+                figures("postgres", app, big, bounds).await
+            }
+            Err(e) => Err(e),
+        };
         admin
             .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
             .await?;
