@@ -16,8 +16,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::Full;
-use spin_sdk_p3::http::{HeaderName, HeaderValue, Request, StatusCode};
+use spin_sdk_p3::http::{HeaderMap, HeaderName, HeaderValue, Request, StatusCode};
 use spin_sdk_p3::variables;
+use spin_sdk_p3::wasip3::http::types;
+use spin_sdk_p3::wasip3::http_compat::BodyWriter;
 
 use dochub_http::auth::AuthConfig;
 use dochub_http::{Incoming, Response, Settings, Surface, finish, log_auth_config};
@@ -114,6 +116,72 @@ impl Admitted {
         let res = finish(self.surface, &self.incoming, Some(&self.settings), res);
         answer(self.surface, &self.incoming, res)
     }
+
+    /// `head` (its body is ignored) through [`dochub_http::finish`], as a response whose body
+    /// the returned [`BodyStream`] writes over time. A `HEAD` request is answered with
+    /// [`Admitted::respond`] instead, which sends the head alone.
+    pub fn stream(self, head: Response) -> (types::Response, BodyStream) {
+        let head = finish(self.surface, &self.incoming, Some(&self.settings), head);
+        let mut parts = Answer::new(Full::new(Bytes::new()));
+        *parts.status_mut() = status(self.surface, &self.incoming, head.status);
+        copy_headers(
+            self.surface,
+            &self.incoming,
+            &head.headers,
+            parts.headers_mut(),
+        );
+        let fields = types::Fields::new();
+        for (name, value) in parts.headers() {
+            if fields.append(name.as_str(), value.as_bytes()).is_err() {
+                dochub_http::log(
+                    self.surface,
+                    &self.incoming,
+                    &format!("error: cannot send the header `{}`", name.as_str()),
+                );
+            }
+        }
+        let (writer, contents, trailers) = BodyWriter::new();
+        let (response, _sent) = types::Response::new(fields, Some(contents), trailers);
+        // The status was checked above: a valid one is always taken.
+        let _ = response.set_status_code(parts.status().as_u16());
+        (response, BodyStream(writer))
+    }
+}
+
+/// The body of a response written over time ([`Admitted::stream`]). Dropped without
+/// [`BodyStream::finish`], the response ends as failed: the client sees it cut short, never
+/// a shorter complete one.
+pub struct BodyStream(BodyWriter);
+
+impl BodyStream {
+    /// Writes all of `bytes`; it returns once the host has taken them, and fails once the
+    /// client is gone.
+    pub async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let unwritten = self.0.stream_writer.write_all(bytes.to_vec()).await;
+        if unwritten.is_empty() {
+            Ok(())
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the client is gone",
+            ))
+        }
+    }
+
+    /// Ends the body: complete after `Ok`, failed (cut short) after `Err`.
+    pub async fn finish(self, outcome: Result<(), String>) {
+        let BodyWriter {
+            stream_writer,
+            result_writer,
+            ..
+        } = self.0;
+        drop(stream_writer);
+        let result = outcome
+            .map(|()| None)
+            .map_err(|e| types::ErrorCode::InternalError(Some(e)));
+        // A reader that is gone has nothing left to tell.
+        let _ = result_writer.write(result).await;
+    }
 }
 
 /// The request's method, path, query and headers (a header that is not UTF-8 is left out, as
@@ -137,16 +205,37 @@ fn answer(surface: Surface, incoming: &Incoming, res: Response) -> Answer {
     let body = if head { Vec::new() } else { res.body };
     let length = body.len();
     let mut answer = Answer::new(Full::new(Bytes::from(body)));
-    *answer.status_mut() = StatusCode::from_u16(res.status).unwrap_or_else(|_| {
+    *answer.status_mut() = status(surface, incoming, res.status);
+    copy_headers(surface, incoming, &res.headers, answer.headers_mut());
+    if !head {
+        answer.headers_mut().insert(
+            HeaderName::from_static("content-length"),
+            HeaderValue::from(length),
+        );
+    }
+    answer
+}
+
+/// `status` as spin-sdk's; an invalid one is logged and answered as `500`.
+fn status(surface: Surface, incoming: &Incoming, status: u16) -> StatusCode {
+    StatusCode::from_u16(status).unwrap_or_else(|_| {
         dochub_http::log(
             surface,
             incoming,
-            &format!("error: invalid status {}", res.status),
+            &format!("error: invalid status {status}"),
         );
         StatusCode::INTERNAL_SERVER_ERROR
-    });
-    let headers = answer.headers_mut();
-    for (name, value) in &res.headers {
+    })
+}
+
+/// `from` into `headers`; a header that cannot be sent is logged and left out.
+fn copy_headers(
+    surface: Surface,
+    incoming: &Incoming,
+    from: &[(&'static str, String)],
+    headers: &mut HeaderMap,
+) {
+    for (name, value) in from {
         match (
             HeaderName::from_bytes(name.as_bytes()),
             HeaderValue::from_str(value),
@@ -161,11 +250,4 @@ fn answer(surface: Surface, incoming: &Incoming, res: Response) -> Answer {
             ),
         }
     }
-    if !head {
-        headers.insert(
-            HeaderName::from_static("content-length"),
-            HeaderValue::from(length),
-        );
-    }
-    answer
 }

@@ -29,8 +29,9 @@ pub use postgres::{SpinPostgres, open_postgres};
 #[cfg(not(feature = "edge"))]
 pub use sqlite::{SpinSqlite, SqliteProbe, open_sqlite};
 
-/// The variable holding the hub's PostgreSQL address.
-const DATABASE_URL: &str = "hub_database_url";
+/// The variable holding the hub's PostgreSQL address, for a caller that reads it itself
+/// (a WASIp3 instance, which keeps its settings).
+pub const DATABASE_URL: &str = "hub_database_url";
 
 /// Where the hub keeps its messages in this deployment.
 pub enum HubStore {

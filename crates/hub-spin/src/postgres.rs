@@ -8,19 +8,21 @@ use crate::store_failure;
 /// A connection from Spin's pool for the hub's PostgreSQL at `url`.
 pub fn open_postgres(url: &str) -> Result<SpinPostgres, String> {
     pg3::Connection::open(url)
-        .map(SpinPostgres)
+        .map(|conn| SpinPostgres(std::rc::Rc::new(conn)))
         // The URL may hold a password: the error names the failure, not the address.
         .map_err(|e| format!("cannot connect to the hub's PostgreSQL: {e:?}"))
 }
 
-/// [`Sql`] over Spin's `spin:postgres` (one pooled connection for the request).
+/// [`Sql`] over Spin's `spin:postgres` (one pooled connection, for the request or for a reused
+/// instance; clones share it).
 ///
 /// Spin v4.0.2 never answers a query that returns no rows (it waits for a column list that only
 /// the first row brings; see `dochub-host`'s `postgres` module). So every query runs inside a
 /// statement that always returns a row: the original's rows, each after their count, or one row
 /// holding the count 0. A data-modifying `WITH` cannot be nested, so a statement that starts
 /// with `WITH` runs as written: the hub writes those to return exactly one row.
-pub struct SpinPostgres(pg3::Connection);
+#[derive(Clone)]
+pub struct SpinPostgres(std::rc::Rc<pg3::Connection>);
 
 impl SpinPostgres {
     /// Whether the database answers a statement (`SELECT 1`, which returns a row, so it runs

@@ -36,7 +36,9 @@ use crate::hub::{
 };
 use crate::model::{IdempotencyKey, Importance, MAX_BODY, MachineName, SendRequest};
 use crate::sql::Sql;
-use crate::wait::{Connect, EventStream, Pause, ThreadPause, WaitError, WaitingRead};
+use crate::wait::{
+    AsyncPause, BodyOut, Connect, EventStream, Pause, ThreadPause, WaitError, WaitingRead,
+};
 
 /// The largest request body read: room for a 64 KiB message written entirely in `\uXXXX`
 /// escapes (6 bytes each), plus the rest of the JSON.
@@ -156,6 +158,20 @@ impl Later {
         match &self.work {
             Work::Wait(read) => read.run(connect, pause, out),
             Work::Stream(stream) => stream.run(connect, pause, out),
+        }
+    }
+
+    /// [`Later::run`] for a request that shares its instance with others (WASIp3): it yields
+    /// while it waits and writes.
+    pub async fn run_async<S: Sql, C: Clock>(
+        &self,
+        connect: Connect<'_, S, C>,
+        pause: &impl AsyncPause,
+        out: &mut impl BodyOut,
+    ) -> Result<(), WaitError> {
+        match &self.work {
+            Work::Wait(read) => read.run_async(connect, pause, out).await,
+            Work::Stream(stream) => stream.run_async(connect, pause, out).await,
         }
     }
 }

@@ -433,6 +433,15 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The variables [`Limits::from_variables`] reads.
+    pub const VARIABLES: [&str; 5] = [
+        "hub_max_unread",
+        "hub_max_machines",
+        "hub_retention_days",
+        "hub_max_read",
+        "hub_max_wait",
+    ];
+
     /// Reads the variables through `variable` (which answers `""` for an unset one); an empty
     /// value means the default. Anything but a positive integer (at most 1,000,000,000 unread
     /// or machines, 36,500 days, 3,600 seconds of wait) is an error, never a silent default.

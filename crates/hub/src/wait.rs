@@ -7,9 +7,15 @@
 //! between. A send through any instance sharing the database is seen at the next look.
 //!
 //! A waiting request asks its [`Connect`] for a connection at each look and lets it go before
-//! it sleeps. The hub component takes one from Spin's PostgreSQL pool per look: held for the
+//! it sleeps. The WASIp2 hub takes one from Spin's PostgreSQL pool per look: held for the
 //! whole wait, 64 waiters would take every connection of the pool, and every other request
-//! would queue behind them. On SQLite, which has no pool, it keeps its one connection.
+//! would queue behind them. On SQLite, which has no pool, it keeps its one connection. The
+//! WASIp3 hub's looks share their instance's one connection with its other requests.
+//!
+//! Two forms of the same wait: [`WaitingRead::run`] and [`EventStream::run`] block their
+//! thread while they wait and write (a WASIp2 instance, which serves one request, and native
+//! code); the `run_async` forms yield instead ([`AsyncPause`], [`BodyOut`]), so that a WASIp3
+//! instance serves its other requests meanwhile.
 //!
 //! A look that gets no connection in time, or finds the database busy, takes nothing and is
 //! skipped: the next look tries again. Only when the wait ends on such a failure does the
@@ -21,7 +27,10 @@
 //! client has gone, and the request stops there: an acknowledging long-poll whose client gave
 //! up takes nothing.
 
+use std::future::Future;
 use std::io::Write;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::HubError;
@@ -45,13 +54,61 @@ pub const RETRY_MS: u64 = 1_000;
 /// An event stream reads at most this many messages per look.
 const STREAM_BATCH: usize = 100;
 
-/// How a waiting request lets time pass: the component blocks on a WASI clock, native code
-/// sleeps its thread ([`ThreadPause`]).
+/// How a waiting request that has its thread to itself lets time pass: a WASIp2 instance
+/// blocks on a WASI clock, native code sleeps its thread ([`ThreadPause`]).
 pub trait Pause {
     /// Time on a clock that never goes back, from any fixed start.
     fn monotonic(&self) -> Duration;
     /// Blocks for `duration`.
     fn sleep(&self, duration: Duration);
+}
+
+/// How a waiting request that shares its instance lets time pass (a WASIp3 instance serves
+/// several requests at once): its sleep yields to the others.
+pub trait AsyncPause {
+    /// Time on a clock that never goes back, from any fixed start.
+    fn monotonic(&self) -> Duration;
+    /// Waits for `duration`.
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()>;
+}
+
+/// Where a waiting request writes its body.
+pub trait BodyOut {
+    /// Writes all of `bytes` and hands them on to the client; an error means the client is
+    /// gone.
+    fn write_flush(&mut self, bytes: &[u8]) -> impl Future<Output = std::io::Result<()>>;
+}
+
+/// A [`Pause`] as an [`AsyncPause`] whose sleep blocks.
+struct Blocking<'a>(&'a dyn Pause);
+
+impl AsyncPause for Blocking<'_> {
+    fn monotonic(&self) -> Duration {
+        self.0.monotonic()
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
+        self.0.sleep(duration);
+        std::future::ready(())
+    }
+}
+
+/// A blocking writer as a [`BodyOut`].
+struct BlockingOut<'a>(&'a mut dyn Write);
+
+impl BodyOut for BlockingOut<'_> {
+    fn write_flush(&mut self, bytes: &[u8]) -> impl Future<Output = std::io::Result<()>> {
+        std::future::ready(self.0.write_all(bytes).and_then(|()| self.0.flush()))
+    }
+}
+
+/// Runs `work` built from [`Blocking`] and [`BlockingOut`] only, which never wait for a wake:
+/// the first poll finishes it.
+fn finish_blocking<T>(work: impl Future<Output = T>) -> T {
+    match pin!(work).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(done) => done,
+        Poll::Pending => unreachable!("blocking pauses and writes never wait for a wake"),
+    }
 }
 
 /// [`Pause`] on the thread's own clock and sleep.
@@ -110,6 +167,18 @@ impl WaitingRead {
         pause: &dyn Pause,
         out: &mut dyn Write,
     ) -> Result<(), WaitError> {
+        finish_blocking(self.run_async(connect, &Blocking(pause), &mut BlockingOut(out)))
+    }
+
+    /// [`WaitingRead::run`] for a request that shares its instance: it yields while it waits
+    /// and writes. Between a look and its take nothing yields, so no other request of the
+    /// instance uses the connection in between.
+    pub async fn run_async<S: Sql, C: Clock>(
+        &self,
+        connect: Connect<'_, S, C>,
+        pause: &impl AsyncPause,
+        out: &mut impl BodyOut,
+    ) -> Result<(), WaitError> {
         let end = pause.monotonic() + self.wait;
         let mut looks = Looks::default();
         let mut failed = None;
@@ -127,15 +196,15 @@ impl WaitingRead {
                     machine: self.machine.to_string(),
                     messages: Vec::new(),
                 };
-                return write_json(out, &empty);
+                return write_json(out, &empty).await;
             }
-            pause.sleep(looks.next().min(end - now));
+            pause.sleep(looks.next().min(end - now)).await;
             if pause.monotonic().saturating_sub(spoken) >= KEEP_ALIVE {
-                write_flush(out, b" ")?;
+                write_flush(out, b" ").await?;
                 spoken = pause.monotonic();
             }
-            match self.look(connect, out) {
-                Ok(Some(inbox)) => return write_json(out, &inbox),
+            match self.look(connect, out).await {
+                Ok(Some(inbox)) => return write_json(out, &inbox).await,
                 Ok(None) => failed = None,
                 Err(WaitError::Hub(e)) if passing(&e) => failed = Some(e),
                 Err(e) => return Err(e),
@@ -145,16 +214,18 @@ impl WaitingRead {
 
     /// One look at the inbox: its messages (acknowledged if the read says so), or `None`.
     /// Before it takes any, it writes a space: a client that left takes nothing.
-    fn look<S: Sql, C: Clock>(
+    async fn look<S: Sql, C: Clock>(
         &self,
         connect: Connect<'_, S, C>,
-        out: &mut dyn Write,
+        out: &mut impl BodyOut,
     ) -> Result<Option<Inbox>, WaitError> {
         let hub = connect()?;
         if !hub.has_unread_at_least(&self.machine, 0, self.importance)? {
             return Ok(None);
         }
-        write_flush(out, b" ")?;
+        // No transaction is open across this write, which may yield to another request of
+        // the instance on the same connection.
+        write_flush(out, b" ").await?;
         let inbox =
             hub.inbox_at_least(&self.machine, self.importance, self.limit, self.ack, false)?;
         // Empty when a concurrent acknowledging reader took them first: wait on.
@@ -187,12 +258,23 @@ impl EventStream {
         pause: &dyn Pause,
         out: &mut dyn Write,
     ) -> Result<(), WaitError> {
+        finish_blocking(self.run_async(connect, &Blocking(pause), &mut BlockingOut(out)))
+    }
+
+    /// [`EventStream::run`] for a request that shares its instance: it yields while it waits
+    /// and writes.
+    pub async fn run_async<S: Sql, C: Clock>(
+        &self,
+        connect: Connect<'_, S, C>,
+        pause: &impl AsyncPause,
+        out: &mut impl BodyOut,
+    ) -> Result<(), WaitError> {
         let start = pause.monotonic();
         let end = start + self.lifetime;
         let mut after = self.after;
         let mut looks = Looks::default();
         let mut quiet_since = start;
-        write_flush(out, format!("retry: {RETRY_MS}\n\n").as_bytes())?;
+        write_flush(out, format!("retry: {RETRY_MS}\n\n").as_bytes()).await?;
         loop {
             // The connection goes back before the pause.
             let (messages, failed) = match connect()
@@ -216,11 +298,11 @@ impl EventStream {
                     .map_err(json_error)?;
                     events.extend_from_slice(format!("id: {after}\ndata: {data}\n\n").as_bytes());
                 }
-                write_flush(out, &events)?;
+                write_flush(out, &events).await?;
                 quiet_since = now;
                 looks = Looks::default();
             } else if now.saturating_sub(quiet_since) >= KEEP_ALIVE {
-                write_flush(out, b": keep-alive\n\n")?;
+                write_flush(out, b": keep-alive\n\n").await?;
                 quiet_since = now;
             }
             if now >= end {
@@ -233,10 +315,10 @@ impl EventStream {
                      retry: {RETRY_MS}\n\n",
                     self.lifetime.as_secs()
                 );
-                return write_flush(out, bye.as_bytes());
+                return write_flush(out, bye.as_bytes()).await;
             }
             if !more {
-                pause.sleep(looks.next().min(end - now));
+                pause.sleep(looks.next().min(end - now)).await;
             }
         }
     }
@@ -260,15 +342,13 @@ impl Looks {
     }
 }
 
-fn write_flush(out: &mut dyn Write, bytes: &[u8]) -> Result<(), WaitError> {
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(WaitError::ClientLeft)
+async fn write_flush(out: &mut impl BodyOut, bytes: &[u8]) -> Result<(), WaitError> {
+    out.write_flush(bytes).await.map_err(WaitError::ClientLeft)
 }
 
-fn write_json(out: &mut dyn Write, inbox: &Inbox) -> Result<(), WaitError> {
+async fn write_json(out: &mut impl BodyOut, inbox: &Inbox) -> Result<(), WaitError> {
     let body = serde_json::to_vec(inbox).map_err(json_error)?;
-    write_flush(out, &body)
+    write_flush(out, &body).await
 }
 
 fn json_error(e: serde_json::Error) -> HubError {

@@ -567,6 +567,23 @@ fn expired_rows_wait_for_a_purge_a_minute_apart_and_take_no_room_meanwhile() {
     assert_eq!(stored(&db, "b", &["one", "two"]), 0, "purged to make room");
 }
 
+/// A reused instance reads `Limits::VARIABLES` ahead and answers `from_variables` from them:
+/// a variable read that the list lacks would be answered as unset, its default.
+#[test]
+fn limits_read_exactly_the_variables_they_list() {
+    let read = std::cell::RefCell::new(Vec::new());
+    Limits::from_variables(|name| {
+        read.borrow_mut().push(name.to_owned());
+        String::new()
+    })
+    .unwrap();
+    let mut read = read.into_inner();
+    read.sort();
+    let mut listed = Limits::VARIABLES.map(str::to_owned).to_vec();
+    listed.sort();
+    assert_eq!(read, listed);
+}
+
 #[test]
 fn limits_come_from_variables_with_documented_defaults() {
     let parse = |vars: &[(&str, &str)]| {
