@@ -4,43 +4,72 @@
 //!
 //! A thin adapter over [`dochub_hub`]. In order, so that nothing is read that need not be:
 //! the settings (`environment`, `hub_tokens`, `allowed_hosts`; unreadable or unknown: 500,
-//! never open) and the development `Host` check ([`dochub_http_wasip2::admit`]); the route,
-//! method, token and content type from the request's head ([`api::check_before_body`]); only
-//! then the body, streamed and cut off after [`MAX_REQUEST`] bytes; then `hub_max_unread`,
-//! `hub_max_machines`, `hub_retention_days`, `hub_max_read`, and [`Sql`] over the store
-//! `hub_database_url` chooses ([`HubStore`]: Spin's SQLite database `default`, or PostgreSQL
-//! when it is set). Every response leaves through [`dochub_http::finish`] (request id, headers,
-//! generic 5xx).
+//! never open) and the development `Host` check; the route, method, token and content type
+//! from the request's head ([`api::check_before_body`]); only then the body, streamed and cut
+//! off after [`MAX_REQUEST`] bytes; then the hub's own variables ([`Limits::VARIABLES`]), and
+//! [`Sql`] over the store `hub_database_url` chooses ([`HubStore`]: Spin's SQLite database
+//! `default`, or PostgreSQL when it is set). Every response leaves through
+//! [`dochub_http::finish`] (request id, headers, generic 5xx).
+//!
+//! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for up to 128 requests
+//! and gives up to 16 at once. Such an instance keeps, for a second, the hub's variables, and
+//! for as long as it lives one connection to the store, which all its requests share: on
+//! SQLite a request no longer opens the file, reads its schema and compiles its statements
+//! anew, nor, as the last connection to close, checkpoints the write-ahead log and deletes it
+//! for the next request to make again; on PostgreSQL it no longer takes a connection from the
+//! pool. Sharing is safe because the hub's work on the store is synchronous: between a
+//! transaction's `BEGIN` and its end nothing yields, so no other request of the instance runs
+//! on the connection in between. A request answered with a server error drops the connection
+//! (its state is not known); the next opens another. A long-poll or a stream waits without
+//! blocking the instance ([`AsyncPause`]).
+//!
+//! With `--no-default-features --features wasip2` (or `edge`) it is a WASIp2 component, for
+//! hosts that run only those: an instance per request, which opens the store for it.
 
-// `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
+// The handler macros expand to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
 
-use std::time::Duration;
+// spin-sdk's handler macros name the crate `spin_sdk`.
+#[cfg(all(feature = "wasip3", not(feature = "wasip2")))]
+extern crate spin_sdk_p3 as spin_sdk;
+
+#[cfg(not(any(feature = "wasip3", feature = "wasip2")))]
+compile_error!("build with the feature `wasip3` (the default) or `wasip2`");
+#[cfg(all(feature = "wasip3", feature = "wasip2"))]
+compile_error!(
+    "`wasip2` and `edge` need `--no-default-features`: one component cannot link both spin-sdks"
+);
 
 use dochub_http::{Incoming, Response, Surface, log};
 use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
-use dochub_hub::wait::Pause;
 use dochub_hub::{Hub, HubError, Limits, Sql, SystemClock};
-use dochub_hub_spin::{HubStore, open_postgres};
-use futures::StreamExt;
+use dochub_hub_spin::HubStore;
 use http::StatusCode;
-use spin_sdk::http::{IncomingRequest, ResponseOutparam};
-use spin_sdk::http_component;
-use spin_sdk::variables;
-use wasi::clocks::monotonic_clock;
 
-#[http_component]
-async fn handle(req: IncomingRequest, out: ResponseOutparam) {
-    let Some(admitted) = dochub_http_wasip2::admit(Surface::Hub, &req, out, "hub_tokens") else {
-        return;
-    };
-    let incoming = &admitted.incoming;
-    // Hub tokens are bound to machines: the hub's own check, not `Admitted::auth`.
-    let auth = HubAuth::new(
-        admitted.settings.environment.as_str(),
-        &admitted.settings.tokens,
-    );
+#[cfg(feature = "wasip2")]
+mod wasip2;
+#[cfg(all(feature = "wasip3", not(feature = "wasip2")))]
+mod wasip3;
+
+#[cfg(feature = "wasip2")]
+#[spin_sdk::http_component]
+async fn handle(req: spin_sdk::http::IncomingRequest, out: spin_sdk::http::ResponseOutparam) {
+    wasip2::handle(req, out).await;
+}
+
+#[cfg(all(feature = "wasip3", not(feature = "wasip2")))]
+#[spin_sdk::http_service]
+async fn handle(
+    req: spin_sdk::http::Request,
+) -> Result<spin_sdk::wasip3::http::types::Response, spin_sdk::wasip3::http::types::ErrorCode> {
+    wasip3::handle(req).await
+}
+
+/// The hub's own check of the token settings: hub tokens are bound to machines, so
+/// `Admitted::auth` does not apply. A production list that lets nobody in is logged.
+fn hub_auth(incoming: &Incoming, settings: &dochub_http::Settings) -> HubAuth {
+    let auth = HubAuth::new(settings.environment.as_str(), &settings.tokens);
     if auth.required() && auth.no_tokens() {
         log(
             Surface::Hub,
@@ -55,121 +84,55 @@ async fn handle(req: IncomingRequest, out: ResponseOutparam) {
             &format!("{count} entries of `hub_tokens` are not `machine=<sha256 hex>`; ignored"),
         );
     }
-    match answer(req, incoming, &auth).await {
-        Reply::Now(response) => admitted.respond(response),
-        Reply::Later(head, write) => admitted.send(head, write),
+    auth
+}
+
+/// The request's head, refused already when its route, method, token or content type is
+/// wrong: what can be decided before the body is read.
+fn admitted_head(incoming: &Incoming, auth: &HubAuth) -> Result<http::Request<()>, Response> {
+    let head = request_head(incoming).map_err(|response| *response)?;
+    match api::check_before_body(auth, &head) {
+        Some(refusal) => Err(refusal),
+        None => Ok(head),
     }
 }
 
-/// The body of a response that is written over time (a long-poll, an event stream).
-type WriteBody = Box<dyn FnOnce(&mut dyn std::io::Write) -> Result<(), String>>;
-
-/// A whole response, or a head and the writing of its body.
-enum Reply {
-    Now(Response),
-    Later(Response, WriteBody),
+/// The body so far, with `chunk` added: [`Body::TooLarge`] once past [`MAX_REQUEST`].
+fn gather(bytes: &mut Vec<u8>, chunk: &[u8]) -> bool {
+    bytes.extend_from_slice(chunk);
+    bytes.len() <= MAX_REQUEST
 }
 
-async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Reply {
-    let head = match request_head(incoming) {
-        Ok(head) => head,
-        Err(response) => return Reply::Now(*response),
-    };
-    if let Some(refusal) = api::check_before_body(auth, &head) {
-        return Reply::Now(refusal);
-    }
-    let body = match read_body(req, &head).await {
-        Ok(body) => body,
-        Err(response) => return Reply::Now(*response),
-    };
-    let request = head.map(|()| body);
-    let limits = match Limits::from_variables(variable) {
-        Ok(limits) => limits,
-        Err(e) => {
-            return Reply::Now(api::error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                &e.to_string(),
-            ));
-        }
-    };
-    match HubStore::configured() {
-        HubStore::Postgres(url) => serve(move || open_postgres(&url), limits, auth, request),
-        #[cfg(feature = "edge")]
-        HubStore::Sqlite => unavailable(
-            "the hub keeps its messages in PostgreSQL in the edge build, and no database is \
-             configured: set the variable `hub_database_url`",
-        ),
-        // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
-        // than opening the database file at every look.
-        #[cfg(not(feature = "edge"))]
-        HubStore::Sqlite => match dochub_hub_spin::open_sqlite() {
-            Ok(conn) => serve(move || Ok(conn.clone()), limits, auth, request),
-            Err(e) => unavailable(&e),
-        },
-    }
+/// Whether the declared `content-length` is already past [`MAX_REQUEST`].
+fn declared_too_large(head: &http::Request<()>) -> bool {
+    head.headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > MAX_REQUEST as u64)
 }
 
-/// Answers on a connection from `connect`; a long-poll or a stream opens one per look at the
-/// store and lets it go in between, so waiting requests do not hold the pool's connections.
-fn serve<D: Sql + 'static>(
-    connect: impl Fn() -> Result<D, String> + 'static,
-    limits: Limits,
-    auth: &HubAuth,
-    request: http::Request<Body>,
-) -> Reply {
-    let db = match connect() {
-        Ok(db) => db,
-        Err(e) => return unavailable(&e),
-    };
-    let hub = Hub::with_clock(db, SystemClock, limits);
-    match api::answer(&hub, auth, request) {
-        Answer::Now(response) => Reply::Now(response),
-        Answer::Later(later) => {
-            drop(hub);
-            let head = later.head.clone();
-            Reply::Later(
-                head,
-                Box::new(move |out| {
-                    let connect = || {
-                        connect()
-                            .map(|db| Hub::with_clock(db, SystemClock, limits))
-                            .map_err(HubError::Unavailable)
-                    };
-                    later
-                        .run(&connect, &WasiPause, out)
-                        .map_err(|e| e.to_string())
-                }),
-            )
-        }
-    }
+fn body_error(e: impl std::fmt::Debug) -> Box<Response> {
+    Box::new(api::error(
+        StatusCode::BAD_REQUEST,
+        &format!("cannot read the request body: {e:?}"),
+    ))
 }
 
-/// [`Pause`] on WASI's monotonic clock: the instance blocks on a clock pollable, which costs
-/// the host nothing while it waits.
-struct WasiPause;
-
-impl Pause for WasiPause {
-    fn monotonic(&self) -> Duration {
-        Duration::from_nanos(monotonic_clock::now())
-    }
-
-    fn sleep(&self, duration: Duration) {
-        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-        monotonic_clock::subscribe_duration(nanos).block();
-    }
+fn unavailable(message: &str) -> Response {
+    api::error(StatusCode::SERVICE_UNAVAILABLE, message).with_header("retry-after", "1")
 }
 
-fn unavailable(message: &str) -> Reply {
-    Reply::Now(api::error(StatusCode::SERVICE_UNAVAILABLE, message).with_header("retry-after", "1"))
+fn config_error(e: &HubError) -> Response {
+    api::error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
 }
 
-/// A variable the settings did not read; unreadable reads as empty, which
-/// [`Limits::from_variables`] treats as its default.
-fn variable(name: &str) -> String {
-    variables::get(name).unwrap_or_default()
-}
+/// The edge build keeps its messages in PostgreSQL only.
+#[cfg(feature = "edge")]
+const NO_SQLITE: &str = "the hub keeps its messages in PostgreSQL in the edge build, and no \
+    database is configured: set the variable `hub_database_url`";
 
-/// The hub's [`http::Response`] as the shared layer's response.
+/// The request's head as an [`http::Request`].
 fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<Response>> {
     let bad = |what: &str| Box::new(api::error(StatusCode::BAD_REQUEST, what));
     let method =
@@ -186,32 +149,4 @@ fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<Response>>
         builder = builder.header(name.as_str(), value.as_str());
     }
     builder.body(()).map_err(|_| bad("invalid request headers"))
-}
-
-/// The body, read up to [`MAX_REQUEST`] bytes: a declared or actual length beyond it stops the
-/// reading there ([`Body::TooLarge`], answered 413).
-async fn read_body(req: IncomingRequest, head: &http::Request<()>) -> Result<Body, Box<Response>> {
-    let declared = head
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_REQUEST as u64) {
-        return Ok(Body::TooLarge);
-    }
-    let mut stream = req.into_body_stream();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| {
-            Box::new(api::error(
-                StatusCode::BAD_REQUEST,
-                &format!("cannot read the request body: {e:?}"),
-            ))
-        })?;
-        bytes.extend_from_slice(&chunk);
-        if bytes.len() > MAX_REQUEST {
-            return Ok(Body::TooLarge);
-        }
-    }
-    Ok(Body::Bytes(bytes))
 }

@@ -1,0 +1,247 @@
+//! The WASIp3 form (spin-sdk 6): an instance serves many requests, several at once, and keeps
+//! the hub's settings for a second and its connection to the store for its whole life (see the
+//! crate doc).
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use dochub_http_wasip3::{BodyStream, SETTINGS_LIFE};
+use dochub_hub::wait::{AsyncPause, BodyOut, WaitError};
+use dochub_hub::{Dialect, SqlError, SqlValue};
+use dochub_hub_spin::{DATABASE_URL, SpinPostgres, open_postgres};
+use futures::StreamExt;
+use spin_sdk::http::IntoResponse;
+use spin_sdk::http::body::IncomingBodyExt;
+use spin_sdk::variables;
+use spin_sdk::wasip3::clocks::monotonic_clock;
+use spin_sdk::wasip3::http::types;
+
+use super::*;
+
+/// What this instance keeps between its requests.
+#[derive(Default)]
+struct Kept {
+    /// The hub's settings and when they were read.
+    settings: Option<(Instant, HubSettings)>,
+    /// The open store, with the `hub_database_url` it was opened for.
+    store: Option<(String, Store)>,
+}
+
+thread_local! {
+    static KEPT: RefCell<Kept> = RefCell::new(Kept::default());
+}
+
+/// The hub's variables, as read.
+#[derive(Clone)]
+struct HubSettings {
+    limits: Limits,
+    database_url: String,
+}
+
+/// A connection to the hub's store, shared by the instance's requests.
+#[derive(Clone)]
+enum Store {
+    #[cfg(not(feature = "edge"))]
+    Sqlite(dochub_hub_spin::SpinSqlite),
+    Postgres(SpinPostgres),
+}
+
+impl Sql for Store {
+    fn dialect(&self) -> Dialect {
+        match self {
+            #[cfg(not(feature = "edge"))]
+            Store::Sqlite(db) => db.dialect(),
+            Store::Postgres(db) => db.dialect(),
+        }
+    }
+
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
+        match self {
+            #[cfg(not(feature = "edge"))]
+            Store::Sqlite(db) => db.query(sql, params),
+            Store::Postgres(db) => db.query(sql, params),
+        }
+    }
+
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        match self {
+            #[cfg(not(feature = "edge"))]
+            Store::Sqlite(db) => db.execute(sql, params),
+            Store::Postgres(db) => db.execute(sql, params),
+        }
+    }
+}
+
+pub(crate) async fn handle(
+    req: spin_sdk::http::Request,
+) -> Result<types::Response, types::ErrorCode> {
+    let admitted = match dochub_http_wasip3::admit(Surface::Hub, &req, "hub_tokens").await {
+        Ok(admitted) => admitted,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let auth = hub_auth(&admitted.incoming, &admitted.settings);
+    let head = match admitted_head(&admitted.incoming, &auth) {
+        Ok(head) => head,
+        Err(response) => return admitted.respond(response).into_response(),
+    };
+    let body = match read_body(req, &head).await {
+        Ok(body) => body,
+        Err(response) => return admitted.respond(*response).into_response(),
+    };
+    let request = head.map(|()| body);
+    let settings = match hub_settings().await {
+        Ok(settings) => settings,
+        Err(e) => return admitted.respond(config_error(&e)).into_response(),
+    };
+    let db = match store(&settings.database_url) {
+        Ok(db) => db,
+        Err(e) => return admitted.respond(unavailable(&e)).into_response(),
+    };
+    let limits = settings.limits;
+    let answer = api::answer(&Hub::with_clock(db, SystemClock, limits), &auth, request);
+    match answer {
+        Answer::Now(response) => {
+            if response.status >= 500 {
+                forget_store();
+            }
+            admitted.respond(response).into_response()
+        }
+        Answer::Later(later) if admitted.incoming.method.eq_ignore_ascii_case("HEAD") => {
+            admitted.respond(later.head).into_response()
+        }
+        Answer::Later(later) => {
+            let incoming = admitted.incoming.clone();
+            let (response, body) = admitted.stream(later.head.clone());
+            spin_sdk::wasip3::wit_bindgen::spawn(async move {
+                // Each look takes the instance's connection as it is then: one dropped after
+                // a failure is opened anew.
+                let connect = || {
+                    store(&settings.database_url)
+                        .map(|db| Hub::with_clock(db, SystemClock, limits))
+                        .map_err(HubError::Unavailable)
+                };
+                let mut out = Out(body);
+                let outcome = later.run_async(&connect, &InstancePause, &mut out).await;
+                match &outcome {
+                    Ok(()) => {}
+                    Err(WaitError::ClientLeft(_)) => log(
+                        Surface::Hub,
+                        &incoming,
+                        "the client closed the connection before the whole body was sent",
+                    ),
+                    Err(e) => {
+                        forget_store();
+                        log(
+                            Surface::Hub,
+                            &incoming,
+                            &format!("error: response body cut short: {e}"),
+                        );
+                    }
+                }
+                out.0.finish(outcome.map_err(|e| e.to_string())).await;
+            });
+            Ok(response)
+        }
+    }
+}
+
+/// The hub's variables as this instance last read them, if less than [`SETTINGS_LIFE`] ago;
+/// else read now. An unreadable variable reads as empty (its default), as in the WASIp2 form;
+/// a value [`Limits::from_variables`] refuses is an error, and kept by nobody.
+async fn hub_settings() -> Result<HubSettings, HubError> {
+    let kept = KEPT.with_borrow(|kept| match &kept.settings {
+        Some((read_at, settings)) if read_at.elapsed() < SETTINGS_LIFE => Some(settings.clone()),
+        _ => None,
+    });
+    if let Some(settings) = kept {
+        return Ok(settings);
+    }
+    let read_at = Instant::now();
+    let mut values = Vec::with_capacity(Limits::VARIABLES.len() + 1);
+    for name in Limits::VARIABLES.into_iter().chain([DATABASE_URL]) {
+        values.push((name, variables::get(name).await.unwrap_or_default()));
+    }
+    let value = |name: &str| {
+        values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, value)| value.clone())
+            .unwrap_or_default()
+    };
+    let settings = HubSettings {
+        limits: Limits::from_variables(value)?,
+        database_url: value(DATABASE_URL),
+    };
+    KEPT.with_borrow_mut(|kept| kept.settings = Some((read_at, settings.clone())));
+    Ok(settings)
+}
+
+/// The instance's connection to the store `database_url` names, opened if it has none (or one
+/// to another store).
+fn store(database_url: &str) -> Result<Store, String> {
+    let kept = KEPT.with_borrow(|kept| match &kept.store {
+        Some((url, store)) if url == database_url => Some(store.clone()),
+        _ => None,
+    });
+    if let Some(store) = kept {
+        return Ok(store);
+    }
+    let store = match HubStore::of_setting(database_url) {
+        HubStore::Postgres(url) => Store::Postgres(open_postgres(&url)?),
+        #[cfg(feature = "edge")]
+        HubStore::Sqlite => return Err(NO_SQLITE.to_owned()),
+        #[cfg(not(feature = "edge"))]
+        HubStore::Sqlite => Store::Sqlite(dochub_hub_spin::open_sqlite()?),
+    };
+    KEPT.with_borrow_mut(|kept| kept.store = Some((database_url.to_owned(), store.clone())));
+    Ok(store)
+}
+
+/// Drops the instance's connection, whose state after a failure is not known; requests that
+/// still hold it finish on it.
+fn forget_store() {
+    KEPT.with_borrow_mut(|kept| kept.store = None);
+}
+
+/// [`AsyncPause`] on WASI's monotonic clock: a waiting request yields the instance to its
+/// other requests.
+struct InstancePause;
+
+impl AsyncPause for InstancePause {
+    fn monotonic(&self) -> Duration {
+        Duration::from_nanos(monotonic_clock::now())
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
+        monotonic_clock::wait_for(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+/// The response's body as the wait's [`BodyOut`].
+struct Out(BodyStream);
+
+impl BodyOut for Out {
+    fn write_flush(&mut self, bytes: &[u8]) -> impl Future<Output = std::io::Result<()>> {
+        self.0.write(bytes)
+    }
+}
+
+/// The body, read up to [`MAX_REQUEST`] bytes: a declared or actual length beyond it stops the
+/// reading there ([`Body::TooLarge`], answered 413).
+async fn read_body(
+    req: spin_sdk::http::Request,
+    head: &http::Request<()>,
+) -> Result<Body, Box<Response>> {
+    if declared_too_large(head) {
+        return Ok(Body::TooLarge);
+    }
+    let mut stream = req.into_body().stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        if !gather(&mut bytes, &chunk.map_err(body_error)?) {
+            return Ok(Body::TooLarge);
+        }
+    }
+    Ok(Body::Bytes(bytes))
+}
