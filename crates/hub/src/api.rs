@@ -37,7 +37,8 @@ use crate::hub::{
 use crate::model::{IdempotencyKey, Importance, MAX_BODY, MachineName, SendRequest};
 use crate::sql::Sql;
 use crate::wait::{
-    AsyncPause, BodyOut, Connect, EventStream, Pause, ThreadPause, WaitError, WaitingRead,
+    AsyncPause, Blocking, BlockingOut, BodyOut, Connect, EventStream, Pause, ThreadPause,
+    WaitError, WaitingRead, finish_blocking,
 };
 
 /// The largest request body read: room for a 64 KiB message written entirely in `\uXXXX`
@@ -147,7 +148,8 @@ enum Work {
 
 impl Later {
     /// Writes the body into `out`, waiting with `pause` and opening a connection with
-    /// `connect` for each look at the store. An error after the head is sent can
+    /// `connect` for each look at the store; it blocks while it waits (a WASIp2 instance,
+    /// which serves this request alone, and native code). An error after the head is sent can
     /// only end the body early (the client sees an unfinished response and asks again).
     pub fn run<S: Sql, C: Clock>(
         &self,
@@ -155,10 +157,7 @@ impl Later {
         pause: &dyn Pause,
         out: &mut dyn std::io::Write,
     ) -> Result<(), WaitError> {
-        match &self.work {
-            Work::Wait(read) => read.run(connect, pause, out),
-            Work::Stream(stream) => stream.run(connect, pause, out),
-        }
+        finish_blocking(self.run_async(connect, &Blocking(pause), &mut BlockingOut(out)))
     }
 
     /// [`Later::run`] for a request that shares its instance with others (WASIp3): it yields
@@ -170,8 +169,8 @@ impl Later {
         out: &mut impl BodyOut,
     ) -> Result<(), WaitError> {
         match &self.work {
-            Work::Wait(read) => read.run_async(connect, pause, out).await,
-            Work::Stream(stream) => stream.run_async(connect, pause, out).await,
+            Work::Wait(read) => read.run(connect, pause, out).await,
+            Work::Stream(stream) => stream.run(connect, pause, out).await,
         }
     }
 }

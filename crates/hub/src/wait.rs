@@ -12,10 +12,10 @@
 //! would queue behind them. On SQLite, which has no pool, it keeps its one connection. The
 //! WASIp3 hub's looks share their instance's one connection with its other requests.
 //!
-//! Two forms of the same wait: [`WaitingRead::run`] and [`EventStream::run`] block their
-//! thread while they wait and write (a WASIp2 instance, which serves one request, and native
-//! code); the `run_async` forms yield instead ([`AsyncPause`], [`BodyOut`]), so that a WASIp3
-//! instance serves its other requests meanwhile.
+//! A wait is written once, async ([`AsyncPause`], [`BodyOut`]), so that a WASIp3 instance
+//! serves its other requests while one waits; [`crate::api::Later::run`] runs it on a
+//! [`Pause`] and a [`Write`] that block instead (a WASIp2 instance, which serves one request,
+//! and native code).
 //!
 //! A look that gets no connection in time, or finds the database busy, takes nothing and is
 //! skipped: the next look tries again. Only when the wait ends on such a failure does the
@@ -80,7 +80,7 @@ pub trait BodyOut {
 }
 
 /// A [`Pause`] as an [`AsyncPause`] whose sleep blocks.
-struct Blocking<'a>(&'a dyn Pause);
+pub(crate) struct Blocking<'a>(pub(crate) &'a dyn Pause);
 
 impl AsyncPause for Blocking<'_> {
     fn monotonic(&self) -> Duration {
@@ -94,7 +94,7 @@ impl AsyncPause for Blocking<'_> {
 }
 
 /// A blocking writer as a [`BodyOut`].
-struct BlockingOut<'a>(&'a mut dyn Write);
+pub(crate) struct BlockingOut<'a>(pub(crate) &'a mut dyn Write);
 
 impl BodyOut for BlockingOut<'_> {
     fn write_flush(&mut self, bytes: &[u8]) -> impl Future<Output = std::io::Result<()>> {
@@ -104,7 +104,7 @@ impl BodyOut for BlockingOut<'_> {
 
 /// Runs `work` built from [`Blocking`] and [`BlockingOut`] only, which never wait for a wake:
 /// the first poll finishes it.
-fn finish_blocking<T>(work: impl Future<Output = T>) -> T {
+pub(crate) fn finish_blocking<T>(work: impl Future<Output = T>) -> T {
     match pin!(work).poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(done) => done,
         Poll::Pending => unreachable!("blocking pauses and writes never wait for a wake"),
@@ -161,19 +161,10 @@ impl WaitingRead {
     /// the end of the wait). Before it reads the messages it found it writes a space: if that
     /// fails, the client is gone and nothing is read, so an acknowledging read whose client
     /// gave up takes nothing.
-    pub fn run<S: Sql, C: Clock>(
-        &self,
-        connect: Connect<'_, S, C>,
-        pause: &dyn Pause,
-        out: &mut dyn Write,
-    ) -> Result<(), WaitError> {
-        finish_blocking(self.run_async(connect, &Blocking(pause), &mut BlockingOut(out)))
-    }
-
-    /// [`WaitingRead::run`] for a request that shares its instance: it yields while it waits
-    /// and writes. Between a look and its take nothing yields, so no other request of the
-    /// instance uses the connection in between.
-    pub async fn run_async<S: Sql, C: Clock>(
+    ///
+    /// It yields while it waits and writes; no transaction stays open across a yield, so the
+    /// other requests of a WASIp3 instance may use the connection meanwhile.
+    pub async fn run<S: Sql, C: Clock>(
         &self,
         connect: Connect<'_, S, C>,
         pause: &impl AsyncPause,
@@ -252,18 +243,7 @@ impl EventStream {
     /// Writes one event per message of the inbox with an id above `after`, as they arrive,
     /// for the stream's lifetime; then a `retry:` hint and the end. Nothing is acknowledged.
     /// Ids are committed in increasing order, so resuming after the last id seen skips nothing.
-    pub fn run<S: Sql, C: Clock>(
-        &self,
-        connect: Connect<'_, S, C>,
-        pause: &dyn Pause,
-        out: &mut dyn Write,
-    ) -> Result<(), WaitError> {
-        finish_blocking(self.run_async(connect, &Blocking(pause), &mut BlockingOut(out)))
-    }
-
-    /// [`EventStream::run`] for a request that shares its instance: it yields while it waits
-    /// and writes.
-    pub async fn run_async<S: Sql, C: Clock>(
+    pub async fn run<S: Sql, C: Clock>(
         &self,
         connect: Connect<'_, S, C>,
         pause: &impl AsyncPause,
