@@ -1,6 +1,6 @@
 //! The WASIp3 form (spin-sdk 6): an instance serves many requests, several at once, and keeps
 //! the hub's settings for a second and its connection to the store for its whole life (see the
-//! crate doc).
+//! crate doc). Never the edge build, which is WASIp2.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -42,7 +42,6 @@ struct HubSettings {
 /// A connection to the hub's store, shared by the instance's requests.
 #[derive(Clone)]
 enum Store {
-    #[cfg(not(feature = "edge"))]
     Sqlite(dochub_hub_spin::SpinSqlite),
     Postgres(SpinPostgres),
 }
@@ -50,7 +49,6 @@ enum Store {
 impl Sql for Store {
     fn dialect(&self) -> Dialect {
         match self {
-            #[cfg(not(feature = "edge"))]
             Store::Sqlite(db) => db.dialect(),
             Store::Postgres(db) => db.dialect(),
         }
@@ -58,7 +56,6 @@ impl Sql for Store {
 
     fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
         match self {
-            #[cfg(not(feature = "edge"))]
             Store::Sqlite(db) => db.query(sql, params),
             Store::Postgres(db) => db.query(sql, params),
         }
@@ -66,7 +63,6 @@ impl Sql for Store {
 
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
         match self {
-            #[cfg(not(feature = "edge"))]
             Store::Sqlite(db) => db.execute(sql, params),
             Store::Postgres(db) => db.execute(sql, params),
         }
@@ -189,9 +185,6 @@ fn store(database_url: &str) -> Result<Store, String> {
     }
     let store = match HubStore::of_setting(database_url) {
         HubStore::Postgres(url) => Store::Postgres(open_postgres(&url)?),
-        #[cfg(feature = "edge")]
-        HubStore::Sqlite => return Err(NO_SQLITE.to_owned()),
-        #[cfg(not(feature = "edge"))]
         HubStore::Sqlite => Store::Sqlite(dochub_hub_spin::open_sqlite()?),
     };
     KEPT.with_borrow_mut(|kept| kept.store = Some((database_url.to_owned(), store.clone())));

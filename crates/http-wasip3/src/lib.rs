@@ -122,16 +122,11 @@ impl Admitted {
     /// [`Admitted::respond`] instead, which sends the head alone.
     pub fn stream(self, head: Response) -> (types::Response, BodyStream) {
         let head = finish(self.surface, &self.incoming, Some(&self.settings), head);
-        let mut parts = Answer::new(Full::new(Bytes::new()));
-        *parts.status_mut() = status(self.surface, &self.incoming, head.status);
-        copy_headers(
-            self.surface,
-            &self.incoming,
-            &head.headers,
-            parts.headers_mut(),
-        );
+        let status = status(self.surface, &self.incoming, head.status);
+        let mut headers = HeaderMap::new();
+        copy_headers(self.surface, &self.incoming, &head.headers, &mut headers);
         let fields = types::Fields::new();
-        for (name, value) in parts.headers() {
+        for (name, value) in &headers {
             if fields.append(name.as_str(), value.as_bytes()).is_err() {
                 dochub_http::log(
                     self.surface,
@@ -143,7 +138,7 @@ impl Admitted {
         let (writer, contents, trailers) = BodyWriter::new();
         let (response, _sent) = types::Response::new(fields, Some(contents), trailers);
         // The status was checked above: a valid one is always taken.
-        let _ = response.set_status_code(parts.status().as_u16());
+        let _ = response.set_status_code(status.as_u16());
         (response, BodyStream(writer))
     }
 }
