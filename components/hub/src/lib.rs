@@ -13,11 +13,11 @@
 //!
 //! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for up to 128 requests
 //! and gives up to 16 at once. Such an instance keeps, for a second, the hub's variables, and
-//! for as long as it lives one connection to the store, which all its requests share: on
-//! SQLite a request no longer opens the file, reads its schema and compiles its statements
-//! anew, nor, as the last connection to close, checkpoints the write-ahead log and deletes it
-//! for the next request to make again; on PostgreSQL it no longer takes a connection from the
-//! pool. Sharing is safe because the hub's work on the store is synchronous: between a
+//! on SQLite, for as long as it lives, one connection, which all its requests share: a request
+//! no longer opens the file, reads its schema and compiles its statements anew, nor, as the
+//! last connection to close, checkpoints the write-ahead log and deletes it for the next
+//! request to make again. PostgreSQL connections still come from Spin's pool for each request
+//! and each look of a wait, so that open streams do not hold the pool. Sharing is safe because the hub's work on the store is synchronous: between a
 //! transaction's `BEGIN` and its end nothing yields, so no other request of the instance runs
 //! on the connection in between. A request answered with a server error drops the connection
 //! (its state is not known); the next opens another. A long-poll or a stream waits without

@@ -24,7 +24,7 @@ use super::*;
 struct Kept {
     /// The hub's settings and when they were read.
     settings: Option<(Instant, HubSettings)>,
-    /// The open store, with the `hub_database_url` it was opened for.
+    /// The open SQLite database, with the `hub_database_url` (empty) it was opened for.
     store: Option<(String, Store)>,
 }
 
@@ -174,8 +174,13 @@ async fn hub_settings() -> Result<HubSettings, HubError> {
 }
 
 /// The instance's connection to the store `database_url` names, opened if it has none (or one
-/// to another store).
+/// to another store). PostgreSQL's is taken from Spin's pool at every call and not kept: an
+/// instance per sixteen open streams, each holding one for its life, emptied the pool under
+/// a thousand streams, and requests waited for a connection until the deadline (504).
 fn store(database_url: &str) -> Result<Store, String> {
+    if let HubStore::Postgres(url) = HubStore::of_setting(database_url) {
+        return open_postgres(&url).map(Store::Postgres);
+    }
     let kept = KEPT.with_borrow(|kept| match &kept.store {
         Some((url, store)) if url == database_url => Some(store.clone()),
         _ => None,
@@ -183,10 +188,7 @@ fn store(database_url: &str) -> Result<Store, String> {
     if let Some(store) = kept {
         return Ok(store);
     }
-    let store = match HubStore::of_setting(database_url) {
-        HubStore::Postgres(url) => Store::Postgres(open_postgres(&url)?),
-        HubStore::Sqlite => Store::Sqlite(dochub_hub_spin::open_sqlite()?),
-    };
+    let store = Store::Sqlite(dochub_hub_spin::open_sqlite()?);
     KEPT.with_borrow_mut(|kept| kept.store = Some((database_url.to_owned(), store.clone())));
     Ok(store)
 }
