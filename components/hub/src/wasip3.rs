@@ -24,8 +24,8 @@ use super::*;
 struct Kept {
     /// The hub's settings and when they were read.
     settings: Option<(Instant, HubSettings)>,
-    /// The open SQLite database, with the `hub_database_url` (empty) it was opened for.
-    store: Option<(String, Store)>,
+    /// The open SQLite database (PostgreSQL's connections are not kept: see [`store`]).
+    sqlite: Option<dochub_hub_spin::SpinSqlite>,
 }
 
 thread_local! {
@@ -39,7 +39,7 @@ struct HubSettings {
     database_url: String,
 }
 
-/// A connection to the hub's store, shared by the instance's requests.
+/// A connection to the hub's store: the instance's SQLite one, or one from Spin's pool.
 #[derive(Clone)]
 enum Store {
     Sqlite(dochub_hub_spin::SpinSqlite),
@@ -173,30 +173,26 @@ async fn hub_settings() -> Result<HubSettings, HubError> {
     Ok(settings)
 }
 
-/// The instance's connection to the store `database_url` names, opened if it has none (or one
-/// to another store). PostgreSQL's is taken from Spin's pool at every call and not kept: an
+/// A connection to the store `database_url` names: on SQLite the instance's, opened if it has
+/// none. PostgreSQL's is taken from Spin's pool at every call and not kept: an
 /// instance per sixteen open streams, each holding one for its life, emptied the pool under
 /// a thousand streams, and requests waited for a connection until the deadline (504).
 fn store(database_url: &str) -> Result<Store, String> {
     if let HubStore::Postgres(url) = HubStore::of_setting(database_url) {
         return open_postgres(&url).map(Store::Postgres);
     }
-    let kept = KEPT.with_borrow(|kept| match &kept.store {
-        Some((url, store)) if url == database_url => Some(store.clone()),
-        _ => None,
-    });
-    if let Some(store) = kept {
-        return Ok(store);
+    if let Some(db) = KEPT.with_borrow(|kept| kept.sqlite.clone()) {
+        return Ok(Store::Sqlite(db));
     }
-    let store = Store::Sqlite(dochub_hub_spin::open_sqlite()?);
-    KEPT.with_borrow_mut(|kept| kept.store = Some((database_url.to_owned(), store.clone())));
-    Ok(store)
+    let db = dochub_hub_spin::open_sqlite()?;
+    KEPT.with_borrow_mut(|kept| kept.sqlite = Some(db.clone()));
+    Ok(Store::Sqlite(db))
 }
 
 /// Drops the instance's connection, whose state after a failure is not known; requests that
 /// still hold it finish on it.
 fn forget_store() {
-    KEPT.with_borrow_mut(|kept| kept.store = None);
+    KEPT.with_borrow_mut(|kept| kept.sqlite = None);
 }
 
 /// [`AsyncPause`] on WASI's monotonic clock: a waiting request yields the instance to its
