@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use dochub_tests::{AppBuilder, PgDb, TestApp, skip_on_edge};
 use reqwest::{Client, StatusCode};
@@ -1441,7 +1441,20 @@ on_both!(
 
 /// 40 machines wait at once; one message to each wakes each with exactly its own.
 async fn forty_waiters(backend: Backend) {
-    many_waiters(backend, 40).await;
+    many_waiters(backend, 40, Duration::ZERO).await;
+}
+
+on_both!(
+    forty_waiters_apart,
+    forty_waiters_arriving_apart_share_looks_and_get_their_own_on_sqlite,
+    forty_waiters_arriving_apart_share_looks_and_get_their_own_on_postgres
+);
+
+/// 40 machines start waiting 20 ms apart, so that they share instances and their looks are
+/// gathered into one statement: one message to each wakes each with exactly its own, and
+/// only those with mail.
+async fn forty_waiters_apart(backend: Backend) {
+    many_waiters(backend, 40, Duration::from_millis(20)).await;
 }
 
 /// 100 waiters on PostgreSQL, more than Spin's pool of 64 connections: a waiting request holds
@@ -1449,35 +1462,48 @@ async fn forty_waiters(backend: Backend) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hundred_waiters_leave_the_connection_pool_to_others_on_postgres() {
     if let Some(db) = PgDb::create().await {
-        many_waiters(Backend::Postgres(db), 100).await;
+        many_waiters(Backend::Postgres(db), 100, Duration::ZERO).await;
     }
 }
 
-async fn many_waiters(backend: Backend, count: usize) {
+/// `count` machines start waiting `gap` apart; a message to each of the first half wakes
+/// each of them with exactly its own while the others wait on; then the others get theirs.
+async fn many_waiters(backend: Backend, count: usize, gap: Duration) {
     let _crowd = dochub_tests::crowded_turn().await;
     let app = backend.app().start().await.unwrap();
     let (c, base) = (Client::new(), app.base_url().to_owned());
     let machines: Vec<String> = (0..count).map(|i| unique(&format!("w{i}"))).collect();
-    let waiters: Vec<_> = machines
-        .iter()
-        .map(|m| {
-            let (c, url) = (c.clone(), format!("{base}/api/inbox/{m}?wait=20&ack=true"));
-            tokio::spawn(async move { waited(c.get(url).send().await.unwrap()).await })
-        })
-        .collect();
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let mut waiters = Vec::new();
     for m in &machines {
-        send(&c, &base, "dispatcher", m, &format!("for {m}")).await;
+        let (c, url) = (c.clone(), format!("{base}/api/inbox/{m}?wait=20&ack=true"));
+        waiters.push(tokio::spawn(async move {
+            waited(c.get(url).send().await.unwrap()).await
+        }));
+        tokio::time::sleep(gap).await;
     }
-    for (m, waiter) in machines.iter().zip(waiters) {
-        let answer = tokio::time::timeout(std::time::Duration::from_secs(20), waiter)
-            .await
-            .expect("every waiter answers")
-            .unwrap();
-        assert_eq!(
-            bodies(answer["messages"].as_array().unwrap()),
-            [format!("for {m}")]
-        );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut waiters: Vec<_> = machines.iter().zip(waiters).collect();
+    let later = waiters.split_off(count / 2);
+    for (round, woken) in [waiters, later].into_iter().enumerate() {
+        if round == 1 {
+            assert!(
+                woken.iter().all(|(_, waiter)| !waiter.is_finished()),
+                "a waiter with no mail waits on"
+            );
+        }
+        for (m, _) in &woken {
+            send(&c, &base, "dispatcher", m, &format!("for {m}")).await;
+        }
+        for (m, waiter) in woken {
+            let answer = tokio::time::timeout(Duration::from_secs(20), waiter)
+                .await
+                .expect("every waiter answers")
+                .unwrap();
+            assert_eq!(
+                bodies(answer["messages"].as_array().unwrap()),
+                [format!("for {m}")]
+            );
+        }
     }
     app.stop().await;
 }

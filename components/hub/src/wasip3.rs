@@ -4,10 +4,11 @@
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use dochub_http_wasip3::{BodyStream, SETTINGS_LIFE};
-use dochub_hub::wait::{AsyncPause, BodyOut, WaitError};
+use dochub_hub::wait::{AsyncPause, BodyOut, Gathering, WaitError};
 use dochub_hub::{Dialect, SqlError, SqlValue};
 use dochub_hub_spin::{DATABASE_URL, SpinPostgres, open_postgres};
 use futures::StreamExt;
@@ -30,6 +31,9 @@ struct Kept {
 
 thread_local! {
     static KEPT: RefCell<Kept> = RefCell::new(Kept::default());
+    /// The instance's long-polls look at the store together: one statement for all those
+    /// due at the same beat, not one each.
+    static LOOKOUT: Rc<Gathering<InstancePause>> = Rc::new(Gathering::new(InstancePause));
 }
 
 /// The hub's variables, as read.
@@ -118,7 +122,10 @@ pub(crate) async fn handle(
                         .map_err(HubError::Unavailable)
                 };
                 let mut out = Out(body);
-                let outcome = later.run_async(&connect, &InstancePause, &mut out).await;
+                let lookout = LOOKOUT.with(Rc::clone);
+                let outcome = later
+                    .run_async(&connect, &InstancePause, &*lookout, &mut out)
+                    .await;
                 match &outcome {
                     Ok(()) => {}
                     Err(WaitError::ClientLeft(_)) => log(

@@ -37,8 +37,8 @@ use crate::hub::{
 use crate::model::{IdempotencyKey, Importance, MAX_BODY, MachineName, SendRequest};
 use crate::sql::Sql;
 use crate::wait::{
-    AsyncPause, Blocking, BlockingOut, BodyOut, Connect, EventStream, Pause, ThreadPause,
-    WaitError, WaitingRead, finish_blocking,
+    AsyncPause, Blocking, BlockingOut, BodyOut, Connect, EachLook, EventStream, Lookout, Pause,
+    ThreadPause, WaitError, WaitingRead, finish_blocking,
 };
 
 /// The largest request body read: room for a 64 KiB message written entirely in `\uXXXX`
@@ -157,19 +157,20 @@ impl Later {
         pause: &dyn Pause,
         out: &mut dyn std::io::Write,
     ) -> Result<(), WaitError> {
-        finish_blocking(self.run_async(connect, &Blocking(pause), &mut BlockingOut(out)))
+        finish_blocking(self.run_async(connect, &Blocking(pause), &EachLook, &mut BlockingOut(out)))
     }
 
     /// [`Later::run`] for a request that shares its instance with others (WASIp3): it yields
-    /// while it waits and writes.
+    /// while it waits and writes, and a long-poll learns of news from `lookout`.
     pub async fn run_async<S: Sql, C: Clock>(
         &self,
         connect: Connect<'_, S, C>,
         pause: &impl AsyncPause,
+        lookout: &impl Lookout,
         out: &mut impl BodyOut,
     ) -> Result<(), WaitError> {
         match &self.work {
-            Work::Wait(read) => read.run(connect, pause, out).await,
+            Work::Wait(read) => read.run(connect, pause, lookout, out).await,
             Work::Stream(stream) => stream.run(connect, pause, out).await,
         }
     }

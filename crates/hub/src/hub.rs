@@ -25,6 +25,9 @@ pub const DEFAULT_MAX_UNREAD: u64 = 10_000;
 pub const DEFAULT_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
 /// What one message may take in an inbox answer besides its body: ids, names, timestamp, keys.
 const MESSAGE_JSON_OVERHEAD: i64 = 384;
+/// Machines one statement of [`Hub::unread_importance`] looks at, well under every
+/// database's limit on parameters.
+const MACHINES_PER_LOOK: usize = 100;
 /// Default of the variable `hub_max_wait`: 25 s, under the 30 s after which edge hosts such as
 /// Akamai Functions end a request.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(25);
@@ -625,6 +628,42 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 )?
                 .is_empty())
         })
+    }
+
+    /// The highest importance among each machine's unread messages, in the order given
+    /// (`None`: it has none): one statement answers many waiting long-polls at once.
+    pub fn unread_importance(
+        &self,
+        machines: &[&MachineName],
+    ) -> Result<Vec<Option<Importance>>, HubError> {
+        let oldest = self.clock.now_ms() - self.limits.retention_ms;
+        let mut names: Vec<&str> = machines.iter().map(|m| m.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut levels = std::collections::HashMap::new();
+        for chunk in names.chunks(MACHINES_PER_LOOK) {
+            let marks: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+            let sql = format!(
+                "SELECT machine, MAX(importance) FROM hub_messages WHERE read_at IS NULL \
+                 AND created >= $1 AND machine IN ({}) GROUP BY machine",
+                marks.join(", ")
+            );
+            let mut params = vec![SqlValue::from(oldest)];
+            params.extend(chunk.iter().map(|name| SqlValue::from(*name)));
+            for row in self.with_schema(|| self.query(&sql, &params))? {
+                if let [SqlValue::Text(machine), SqlValue::Int(level)] = row.as_slice() {
+                    levels.insert(machine.clone(), *level);
+                }
+            }
+        }
+        Ok(machines
+            .iter()
+            .map(|m| {
+                levels
+                    .get(m.as_str())
+                    .and_then(|l| Importance::from_level(*l))
+            })
+            .collect())
     }
 
     /// Up to `limit` unread messages of `machine`'s inbox with an id above `after`, oldest

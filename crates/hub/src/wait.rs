@@ -12,6 +12,12 @@
 //! would queue behind them. On SQLite, which has no pool, it keeps its one connection. The
 //! WASIp3 hub's looks share their instance's one connection with its other requests.
 //!
+//! A long-poll's steady looks keep one beat (the multiples of [`LOOK_EVERY`] on the monotonic
+//! clock), so the long-polls of one WASIp3 instance fall due together, and its [`Gathering`]
+//! answers them with one statement on one connection. Spin v4.0.2 gives a WASIp3 instance up
+//! to 16 requests at once (see `dochub-host`'s `p3` module), so that is up to 16 looks for
+//! the price of one; a WASIp2 instance, which serves one request, looks alone ([`EachLook`]).
+//!
 //! A wait is written once, async ([`AsyncPause`], [`BodyOut`]), so that a WASIp3 instance
 //! serves its other requests while one waits; [`crate::api::Later::run`] runs it on a
 //! [`Pause`] and a [`Write`] that block instead (a WASIp2 instance, which serves one request,
@@ -27,6 +33,8 @@
 //! client has gone, and the request stops there: an acknowledging long-poll whose client gave
 //! up takes nothing.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::Future;
 use std::io::Write;
 use std::pin::pin;
@@ -35,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use crate::HubError;
 use crate::hub::{Clock, Hub};
-use crate::model::{Inbox, InboxMessage, MachineName};
+use crate::model::{Importance, Inbox, InboxMessage, MachineName};
 use crate::sql::Sql;
 
 /// Opens a connection to the hub's store for one look.
@@ -53,6 +61,9 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(1);
 pub const RETRY_MS: u64 = 1_000;
 /// An event stream reads at most this many messages per look.
 const STREAM_BATCH: usize = 100;
+/// How long a [`Gathering`] waits for the other long-polls of its instance whose look falls
+/// due at the same moment.
+pub const GATHER: Duration = Duration::from_millis(5);
 
 /// How a waiting request that has its thread to itself lets time pass: a WASIp2 instance
 /// blocks on a WASI clock, native code sleeps its thread ([`ThreadPause`]).
@@ -77,6 +88,160 @@ pub trait BodyOut {
     /// Writes all of `bytes` and hands them on to the client; an error means the client is
     /// gone.
     fn write_flush(&mut self, bytes: &[u8]) -> impl Future<Output = std::io::Result<()>>;
+}
+
+/// How a long-poll learns whether its inbox has news.
+pub trait Lookout {
+    /// Whether `machine` has unread messages of `importance` or above, on a connection from
+    /// `connect`.
+    fn has_unread<S: Sql, C: Clock>(
+        &self,
+        connect: Connect<'_, S, C>,
+        machine: &MachineName,
+        importance: Importance,
+    ) -> impl Future<Output = Result<bool, HubError>>;
+}
+
+/// A [`Lookout`] that asks the store itself, one statement per look.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EachLook;
+
+impl Lookout for EachLook {
+    fn has_unread<S: Sql, C: Clock>(
+        &self,
+        connect: Connect<'_, S, C>,
+        machine: &MachineName,
+        importance: Importance,
+    ) -> impl Future<Output = Result<bool, HubError>> {
+        std::future::ready(
+            connect().and_then(|hub| hub.has_unread_at_least(machine, 0, importance)),
+        )
+    }
+}
+
+/// A [`Lookout`] shared by the long-polls of one WASIp3 instance: those whose looks fall due
+/// together (their steady looks keep one beat, see [`WaitingRead::run`]) are answered by one
+/// statement ([`Hub::unread_importance`]) on one connection, taken by the first of them after
+/// [`GATHER`].
+pub struct Gathering<P> {
+    pause: P,
+    state: RefCell<Round>,
+}
+
+/// The long-polls a [`Gathering`] is about to look for, and the answers not yet taken.
+#[derive(Default)]
+struct Round {
+    next_id: u64,
+    waiting: Vec<(u64, MachineName)>,
+    answers: HashMap<u64, Result<Option<Importance>, HubError>>,
+    /// One of the waiting is gathering the others, or looking for them.
+    leading: bool,
+    wakers: Vec<Waker>,
+}
+
+impl<P: AsyncPause> Gathering<P> {
+    /// A lookout whose first long-poll waits [`GATHER`] on `pause` for the others.
+    pub fn new(pause: P) -> Self {
+        Self {
+            pause,
+            state: RefCell::default(),
+        }
+    }
+}
+
+impl<P: AsyncPause> Lookout for Gathering<P> {
+    async fn has_unread<S: Sql, C: Clock>(
+        &self,
+        connect: Connect<'_, S, C>,
+        machine: &MachineName,
+        importance: Importance,
+    ) -> Result<bool, HubError> {
+        let id = {
+            let mut round = self.state.borrow_mut();
+            let id = round.next_id;
+            round.next_id += 1;
+            round.waiting.push((id, machine.clone()));
+            id
+        };
+        // A long-poll that stops (its request ended) leaves no entry behind.
+        let _entry = Entry {
+            state: &self.state,
+            id,
+        };
+        loop {
+            if let Some(answer) = self.state.borrow_mut().answers.remove(&id) {
+                return answer.map(|level| level.is_some_and(|level| level >= importance));
+            }
+            let lead = !std::mem::replace(&mut self.state.borrow_mut().leading, true);
+            if !lead {
+                Woken(false, &self.state).await;
+                continue;
+            }
+            // Should this request end while it leads, the others are woken to lead in turn.
+            let _lead = Lead(&self.state);
+            self.pause.sleep(GATHER).await;
+            let waiting = std::mem::take(&mut self.state.borrow_mut().waiting);
+            let machines: Vec<&MachineName> = waiting.iter().map(|(_, m)| m).collect();
+            // The look is synchronous: nobody joins the round until it has been answered.
+            let levels = connect().and_then(|hub| hub.unread_importance(&machines));
+            let mut round = self.state.borrow_mut();
+            match levels {
+                Ok(levels) => {
+                    for ((id, _), level) in waiting.iter().zip(levels) {
+                        round.answers.insert(*id, Ok(level));
+                    }
+                }
+                Err(e) => {
+                    for (id, _) in &waiting {
+                        round.answers.insert(*id, Err(e.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One long-poll's place in a [`Gathering`]'s round.
+struct Entry<'a> {
+    state: &'a RefCell<Round>,
+    id: u64,
+}
+
+impl Drop for Entry<'_> {
+    fn drop(&mut self) {
+        let mut round = self.state.borrow_mut();
+        round.waiting.retain(|(id, _)| *id != self.id);
+        round.answers.remove(&self.id);
+    }
+}
+
+/// The lead of a [`Gathering`]'s round: given up when dropped, waking the others.
+struct Lead<'a>(&'a RefCell<Round>);
+
+impl Drop for Lead<'_> {
+    fn drop(&mut self) {
+        let mut round = self.0.borrow_mut();
+        round.leading = false;
+        for waker in round.wakers.drain(..) {
+            waker.wake();
+        }
+    }
+}
+
+/// Waits for the next wake of a [`Gathering`]'s round (its lead's end).
+struct Woken<'a>(bool, &'a RefCell<Round>);
+
+impl Future for Woken<'_> {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        self.1.borrow_mut().wakers.push(cx.waker().clone());
+        Poll::Pending
+    }
 }
 
 /// A [`Pause`] as an [`AsyncPause`] whose sleep blocks.
@@ -164,10 +329,15 @@ impl WaitingRead {
     ///
     /// It yields while it waits and writes; no transaction stays open across a yield, so the
     /// other requests of a WASIp3 instance may use the connection meanwhile.
+    ///
+    /// Its looks come at [`FIRST_LOOK`], then twice as long after each up to [`LOOK_EVERY`],
+    /// and from there on at the beat of every long-poll on the same clock (its multiples of
+    /// [`LOOK_EVERY`]), so that a [`Gathering`] answers the long-polls of an instance together.
     pub async fn run<S: Sql, C: Clock>(
         &self,
         connect: Connect<'_, S, C>,
         pause: &impl AsyncPause,
+        lookout: &impl Lookout,
         out: &mut impl BodyOut,
     ) -> Result<(), WaitError> {
         let end = pause.monotonic() + self.wait;
@@ -189,12 +359,16 @@ impl WaitingRead {
                 };
                 return write_json(out, &empty).await;
             }
-            pause.sleep(looks.next().min(end - now)).await;
+            let next = match looks.next() {
+                LOOK_EVERY => until_beat(now),
+                rising => rising,
+            };
+            pause.sleep(next.min(end - now)).await;
             if pause.monotonic().saturating_sub(spoken) >= KEEP_ALIVE {
                 write_flush(out, b" ").await?;
                 spoken = pause.monotonic();
             }
-            match self.look(connect, out).await {
+            match self.look(connect, lookout, out).await {
                 Ok(Some(inbox)) => return write_json(out, &inbox).await,
                 Ok(None) => failed = None,
                 Err(WaitError::Hub(e)) if passing(&e) => failed = Some(e),
@@ -208,17 +382,25 @@ impl WaitingRead {
     async fn look<S: Sql, C: Clock>(
         &self,
         connect: Connect<'_, S, C>,
+        lookout: &impl Lookout,
         out: &mut impl BodyOut,
     ) -> Result<Option<Inbox>, WaitError> {
-        let hub = connect()?;
-        if !hub.has_unread_at_least(&self.machine, 0, self.importance)? {
+        if !lookout
+            .has_unread(connect, &self.machine, self.importance)
+            .await?
+        {
             return Ok(None);
         }
         // No transaction is open across this write, which may yield to another request of
         // the instance on the same connection.
         write_flush(out, b" ").await?;
-        let inbox =
-            hub.inbox_at_least(&self.machine, self.importance, self.limit, self.ack, false)?;
+        let inbox = connect()?.inbox_at_least(
+            &self.machine,
+            self.importance,
+            self.limit,
+            self.ack,
+            false,
+        )?;
         // Empty when a concurrent acknowledging reader took them first: wait on.
         Ok((!inbox.messages.is_empty()).then_some(inbox))
     }
@@ -302,6 +484,13 @@ impl EventStream {
             }
         }
     }
+}
+
+/// From `now` to the next multiple of [`LOOK_EVERY`] (a whole one when `now` is on it).
+fn until_beat(now: Duration) -> Duration {
+    let every = LOOK_EVERY.as_nanos();
+    let past = now.as_nanos() % every;
+    Duration::from_nanos(u64::try_from(every - past).unwrap_or(u64::MAX))
 }
 
 /// The pauses between looks: [`FIRST_LOOK`], then doubling up to [`LOOK_EVERY`].

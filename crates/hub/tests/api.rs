@@ -553,9 +553,10 @@ fn later<C: dochub_hub::Clock>(hub: &Hub<SqliteDb, C>, uri: &str) -> dochub_hub:
     }
 }
 
-/// Runs `later` with connections from `open`, of which the first `failing` looks get none (a
-/// host's connect timeout under load); before look `send_at`, `a` sends `hi` to `b`. Returns
-/// the body written and how many looks were made.
+/// Runs `later` with connections from `open`, of which the first `failing` get none (a host's
+/// connect timeout under load); before connection `send_at`, `a` sends `hi` to `b`. Returns
+/// the body written and how many connections were asked for (one a look, and one more to
+/// read what a look found).
 fn run_with_failing_looks<C: dochub_hub::Clock>(
     later: &dochub_hub::api::Later,
     open: &dyn Fn() -> Hub<SqliteDb, C>,
@@ -592,9 +593,12 @@ fn a_long_poll_survives_looks_that_get_no_connection() {
     let db = TestDb::new();
     let hub = db.hub();
     let later = later(&hub, "/api/inbox/b?wait=10&ack=true");
-    let (outcome, body, looks) = run_with_failing_looks(&later, &|| db.hub(), 3, 2);
+    let (outcome, body, connections) = run_with_failing_looks(&later, &|| db.hub(), 3, 2);
     outcome.unwrap();
-    assert_eq!(looks, 4);
+    assert_eq!(
+        connections, 5,
+        "three failed looks, one that found, one read"
+    );
     let value: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(value["messages"][0]["body"], "hi");
     assert_eq!(value["messages"][0]["read"], true);
