@@ -7,7 +7,8 @@
 # ceiling, the commits/s the same database takes from as many writers committing one row each
 # (what the disk's syncs allow). Not a test: figures depend on the machine.
 # HUB_BENCH_BIG=<n> changes the 100,000; HUB_BENCH_PG=0 skips PostgreSQL.
-# `benches/hub.sh wait`: wake latency of long-polls, the cost of 100 idle waiters, and send p50
+# `benches/hub.sh wait`: wake latency of long-polls, the cost of 100 idle waiters (arriving at
+# once, then 20 ms apart), and send p50
 # with them held (tests/examples/hub_wait_bench.rs).
 # `benches/hub.sh search`: mailbox search p50 in mailboxes of 2,000 and 20,000 messages
 # (tests/examples/hub_search_bench.rs). With SPIN_BIN=<spin>, both run under `spin up`.

@@ -4,8 +4,9 @@
 //! Prints:
 //! - wake latency, from a send's `201` to the answer of a long-poll waiting for it (p50, p99
 //!   over `ROUNDS` rounds; on PostgreSQL the waiter and the sender use different instances);
-//! - 100 idle waiters held for `IDLE_SECONDS`: the CPU the whole process used meanwhile (host
-//!   and client, in % of one core) and, on PostgreSQL, the statements per second they cost;
+//! - 100 idle waiters held for `IDLE_SECONDS`, arriving at once, then 100 more arriving
+//!   `ARRIVAL_GAP` apart: the CPU the whole process used meanwhile (host and client, in % of
+//!   one core) and, on PostgreSQL, the statements per second they cost;
 //! - send p50 with the 100 waiters held, against without;
 //! - 1,000 open event streams on SQLite: the memory they take (resident set of the process, host
 //!   and client), per stream.
@@ -24,6 +25,11 @@ const STEADY_AFTER: u64 = 1_000;
 /// milliseconds: the wake rounds spread their sends over it.
 const LOOK_EVERY_MS: u64 = 400;
 const WAITERS: usize = 100;
+/// Between the waiters' arrivals in the second round of idle waiters. A WASIp3 instance takes
+/// another request only while its event loop is idle, so waiters arriving together on
+/// PostgreSQL each get an instance, and look alone; arriving apart, they share instances, and
+/// looks (see `dochub_hub::wait::Gathering`).
+const ARRIVAL_GAP: Duration = Duration::from_millis(20);
 const IDLE_SECONDS: u64 = 30;
 /// Long enough for the waiters to outlast the idle period.
 const MAX_WAIT: &str = "60";
@@ -214,16 +220,48 @@ async fn figures(
         ms(percentile(&times, 0.99))
     );
     let alone = send_p50(&c, send_base).await?;
+    // The first round's clients leave; the host notices at their next keep-alive.
+    for w in idle(&c, label, wait_base, pg, Duration::ZERO).await? {
+        w.abort();
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let waiters = idle(&c, label, wait_base, pg, ARRIVAL_GAP).await?;
+    let with = send_p50(&c, send_base).await?;
+    println!(
+        "{label}: send p50 {:.2} ms alone, {:.2} ms with {WAITERS} waiters held ({:.2}×)",
+        ms(alone),
+        ms(with),
+        with.as_secs_f64() / alone.as_secs_f64()
+    );
+    for w in waiters {
+        w.await??;
+    }
+    Ok(())
+}
+
+/// Holds `WAITERS` idle long-polls on `wait_base`, arriving `gap` apart, for `IDLE_SECONDS`
+/// and prints the CPU they cost; hands them back, still waiting.
+async fn idle(
+    c: &Client,
+    label: &str,
+    wait_base: &str,
+    pg: Option<&str>,
+    gap: Duration,
+) -> anyhow::Result<Vec<tokio::task::JoinHandle<anyhow::Result<Instant>>>> {
     let waiters: Vec<_> = (0..WAITERS)
         .map(|i| {
             let url = format!(
                 "{wait_base}/api/inbox/{}?wait=45",
                 unique(&format!("idle{i}"))
             );
-            tokio::spawn(wait(c.clone(), url))
+            let c = c.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(gap * i as u32).await;
+                wait(c, url).await
+            })
         })
         .collect();
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    tokio::time::sleep(Duration::from_secs(1) + gap * WAITERS as u32).await;
     let (cpu, commits, start) = (
         cpu_time()?,
         match pg {
@@ -245,21 +283,16 @@ async fn figures(
         }
         _ => String::new(),
     };
+    let arrival = if gap.is_zero() {
+        "arriving at once".to_string()
+    } else {
+        format!("arriving {} ms apart", gap.as_millis())
+    };
     println!(
-        "{label}: {WAITERS} idle waiters for {IDLE_SECONDS} s: {:.1} % of one core (host and client){rate}",
+        "{label}: {WAITERS} idle waiters {arrival}, for {IDLE_SECONDS} s: {:.1} % of one core (host and client){rate}",
         used.as_secs_f64() / held.as_secs_f64() * 100.0
     );
-    let with = send_p50(&c, send_base).await?;
-    println!(
-        "{label}: send p50 {:.2} ms alone, {:.2} ms with {WAITERS} waiters held ({:.2}×)",
-        ms(alone),
-        ms(with),
-        with.as_secs_f64() / alone.as_secs_f64()
-    );
-    for w in waiters {
-        w.await??;
-    }
-    Ok(())
+    Ok(waiters)
 }
 
 #[tokio::main]
