@@ -26,9 +26,9 @@ const STEADY_AFTER: u64 = 1_000;
 const LOOK_EVERY_MS: u64 = 400;
 const WAITERS: usize = 100;
 /// Between the waiters' arrivals in the second round of idle waiters. A WASIp3 instance takes
-/// another request only while its event loop is idle, so waiters arriving together on
-/// PostgreSQL each get an instance, and look alone; arriving apart, they share instances, and
-/// looks (see `dochub_hub::wait::Gathering`).
+/// another request only while its event loop is idle, so of waiters arriving together, those
+/// that come before any instance is idle each start one, and look alone; arriving apart, they
+/// share instances, up to 16, and looks (see `dochub_hub::wait::Gathering`).
 const ARRIVAL_GAP: Duration = Duration::from_millis(20);
 const IDLE_SECONDS: u64 = 30;
 /// Long enough for the waiters to outlast the idle period.

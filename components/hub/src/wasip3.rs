@@ -20,6 +20,14 @@ use spin_sdk::wasip3::http::types;
 
 use super::*;
 
+/// How long a request that may wait ([`api::may_wait`]) yields before anything else. Spin hands
+/// an instance another request only while its event loop is idle, and a request's first part
+/// (the settings, the first read of the inbox) makes synchronous store calls: waiters that
+/// arrived together each got an instance of their own, and each looked alone. Yielding first
+/// lets those arriving in the same moment join one instance, up to 16, and share its looks
+/// ([`Gathering`]); a long-poll that finds mail answers this much later.
+const ARRIVAL_PAUSE: Duration = Duration::from_millis(5);
+
 /// What this instance keeps between its requests.
 #[derive(Default)]
 struct Kept {
@@ -76,6 +84,10 @@ impl Sql for Store {
 pub(crate) async fn handle(
     req: spin_sdk::http::Request,
 ) -> Result<types::Response, types::ErrorCode> {
+    let uri = req.uri();
+    if api::may_wait(req.method().as_str(), uri.path(), uri.query().unwrap_or("")) {
+        InstancePause.sleep(ARRIVAL_PAUSE).await;
+    }
     let admitted = match dochub_http_wasip3::admit(Surface::Hub, &req, "hub_tokens").await {
         Ok(admitted) => admitted,
         Err(refusal) => return refusal.into_response(),

@@ -122,6 +122,26 @@ pub fn check_before_body<B>(auth: &HubAuth, request: &http::Request<B>) -> Optio
     None
 }
 
+/// Whether the request line asks to wait: a `GET` of an event stream, or of an inbox with a
+/// `wait` above 0 (the last one given, as [`inbox_query`] reads it). It may still answer at once
+/// (mail waiting, a refusal): this only lets a WASIp3 hub yield before such a request's first
+/// look, so that the requests arriving with it can join its instance.
+pub fn may_wait(method: &str, path: &str, query: &str) -> bool {
+    if method != "GET" {
+        return false;
+    }
+    match Route::resolve(path) {
+        Some(Route::Events(_)) => true,
+        Some(Route::Inbox(_)) => dochub_http::query_pairs(query)
+            .into_iter()
+            .rev()
+            .find(|(key, _)| key == "wait")
+            .and_then(|(_, value)| parse_wait(&value, std::time::Duration::MAX).ok())
+            .is_some_and(|wait| !wait.is_zero()),
+        _ => false,
+    }
+}
+
 /// The answer to a hub request.
 #[derive(Debug)]
 pub enum Answer {
@@ -683,6 +703,29 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_streams_and_reads_with_a_wait_may_wait() {
+        for (method, path, query, expected) in [
+            ("GET", "/api/inbox/ci", "wait=25", true),
+            ("GET", "/api/inbox/ci", "limit=5&wait=0.5&ack", true),
+            ("GET", "/api/inbox/ci/events", "", true),
+            ("GET", "/api/inbox/ci", "wait=0", false),
+            ("GET", "/api/inbox/ci", "wait=25&wait=0", false),
+            ("GET", "/api/inbox/ci", "wait=soon", false),
+            ("GET", "/api/inbox/ci", "", false),
+            ("HEAD", "/api/inbox/ci", "wait=25", false),
+            ("POST", "/api/inbox/ci/ack", "wait=25", false),
+            ("GET", "/api/messages/ci", "wait=25", false),
+            ("GET", "/api/inbox/", "wait=25", false),
+        ] {
+            assert_eq!(
+                may_wait(method, path, query),
+                expected,
+                "{method} {path}?{query}"
+            );
+        }
+    }
 
     #[test]
     fn limit_is_clamped_and_must_be_a_number() {

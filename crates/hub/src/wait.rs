@@ -17,6 +17,9 @@
 //! answers them with one statement on one connection. Spin v4.0.2 gives a WASIp3 instance up
 //! to 16 requests at once (see `dochub-host`'s `p3` module), so that is up to 16 looks for
 //! the price of one; a WASIp2 instance, which serves one request, looks alone ([`EachLook`]).
+//! An instance takes another request only while its event loop is idle, so the WASIp3 hub
+//! yields first in a request that may wait ([`crate::api::may_wait`]): waiters arriving in
+//! the same moment then share instances instead of each starting one.
 //!
 //! A wait is written once, async ([`AsyncPause`], [`BodyOut`]), so that a WASIp3 instance
 //! serves its other requests while one waits; [`crate::api::Later::run`] runs it on a
