@@ -122,22 +122,19 @@ pub fn check_before_body<B>(auth: &HubAuth, request: &http::Request<B>) -> Optio
     None
 }
 
-/// Whether the request line asks to wait: a `GET` of an event stream, or of an inbox with a
-/// `wait` above 0 (the last one given, as [`inbox_query`] reads it). It may still answer at once
-/// (mail waiting, a refusal): this only lets a WASIp3 hub yield before such a request's first
-/// look, so that the requests arriving with it can join its instance.
+/// Whether the request line asks to wait: a `GET` of an event stream, or of an inbox whose
+/// query [`inbox_query`] reads with a `wait` above 0. It may still answer at once (mail
+/// waiting, a refusal): this only lets a WASIp3 hub yield before such a request's first look,
+/// so that the requests arriving with it can join its instance.
 pub fn may_wait(method: &str, path: &str, query: &str) -> bool {
     if method != "GET" {
         return false;
     }
     match Route::resolve(path) {
         Some(Route::Events(_)) => true,
-        Some(Route::Inbox(_)) => dochub_http::query_pairs(query)
-            .into_iter()
-            .rev()
-            .find(|(key, _)| key == "wait")
-            .and_then(|(_, value)| parse_wait(&value, std::time::Duration::MAX).ok())
-            .is_some_and(|wait| !wait.is_zero()),
+        Some(Route::Inbox(_)) => {
+            inbox_query(query, std::time::Duration::MAX).is_ok_and(|read| !read.wait.is_zero())
+        }
         _ => false,
     }
 }
@@ -713,6 +710,7 @@ mod tests {
             ("GET", "/api/inbox/ci", "wait=0", false),
             ("GET", "/api/inbox/ci", "wait=25&wait=0", false),
             ("GET", "/api/inbox/ci", "wait=soon", false),
+            ("GET", "/api/inbox/ci", "wait=25&limit=many", false),
             ("GET", "/api/inbox/ci", "", false),
             ("HEAD", "/api/inbox/ci", "wait=25", false),
             ("POST", "/api/inbox/ci/ack", "wait=25", false),
