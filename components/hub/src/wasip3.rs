@@ -79,6 +79,13 @@ impl Sql for Store {
             Store::Postgres(db) => db.execute(sql, params),
         }
     }
+
+    fn answer_busy_at_once(&self) -> Result<(), SqlError> {
+        match self {
+            Store::Sqlite(db) => db.answer_busy_at_once(),
+            Store::Postgres(db) => db.answer_busy_at_once(),
+        }
+    }
 }
 
 pub(crate) async fn handle(

@@ -1,6 +1,9 @@
 //! The hub's store on Spin's SQLite database `default` (`spin:sqlite`): the default build's;
 //! the edge build leaves it out, so that its components do not import `spin:sqlite`.
 
+use std::cell::Cell;
+use std::rc::Rc;
+
 use dochub_hub::{Dialect, Sql, SqlError, SqlValue};
 use dochub_spin_imports::sqlite3;
 
@@ -9,13 +12,25 @@ use crate::store_failure;
 /// Spin's SQLite database `default`.
 pub fn open_sqlite() -> Result<SpinSqlite, String> {
     sqlite3::Connection::open("default")
-        .map(|conn| SpinSqlite(std::rc::Rc::new(conn)))
+        .map(|conn| {
+            SpinSqlite(Rc::new(Connection {
+                conn,
+                busy_at_once: Cell::new(false),
+            }))
+        })
         .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))
 }
 
-/// [`Sql`] over Spin's `spin:sqlite` (one connection for the request; clones share it).
+/// [`Sql`] over Spin's `spin:sqlite` (one connection for the request, or for a reused
+/// instance's life; clones share it).
 #[derive(Clone)]
-pub struct SpinSqlite(std::rc::Rc<sqlite3::Connection>);
+pub struct SpinSqlite(Rc<Connection>);
+
+struct Connection {
+    conn: sqlite3::Connection,
+    /// Whether `busy_timeout` 0 is set ([`Sql::answer_busy_at_once`]): once per connection.
+    busy_at_once: Cell<bool>,
+}
 
 /// The hub's SQLite database as `/api/health` probes it: a connection of its own, which a
 /// reused instance may keep for many probes, so that a probe does not create and delete the
@@ -77,6 +92,7 @@ impl Sql for SpinSqlite {
     fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
         let result = self
             .0
+            .conn
             .execute(sql, &sqlite_params(params))
             .map_err(|e| SqlError(format!("{e:?}")))?;
         result
@@ -98,8 +114,17 @@ impl Sql for SpinSqlite {
 
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
         self.0
+            .conn
             .execute(sql, &sqlite_params(params))
             .map_err(|e| SqlError(format!("{e:?}")))?;
-        Ok(self.0.changes())
+        Ok(self.0.conn.changes())
+    }
+
+    fn answer_busy_at_once(&self) -> Result<(), SqlError> {
+        if !self.0.busy_at_once.get() {
+            self.query("PRAGMA busy_timeout = 0", &[])?;
+            self.0.busy_at_once.set(true);
+        }
+        Ok(())
     }
 }

@@ -5,10 +5,12 @@ use std::time::Duration;
 
 use crate::HubError;
 use crate::model::{
-    IdempotencyKey, Importance, Inbox, InboxMessage, MachineEntry, MachineName, Message, Recipient,
-    SendRequest, iso_millis,
+    BROADCAST, IdempotencyKey, Importance, Inbox, InboxMessage, MachineEntry, MachineName, Message,
+    Recipient, SendRequest, iso_millis,
 };
 use crate::sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure};
+
+mod at_once;
 
 /// Inbox reads return at most this many messages.
 pub const MAX_LIMIT: usize = 500;
@@ -296,6 +298,8 @@ enum Stored {
     InboxFull,
     /// A concurrent send with the same key claimed it first: nothing stored.
     KeyTaken,
+    /// The send needs more than its message written ([`Hub::send_at_once`]): nothing stored.
+    NotAtOnce,
 }
 
 /// What [`Hub::before_send`] read.
@@ -526,6 +530,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     ) -> Result<Message, HubError> {
         let now = self.clock.now_ms();
         self.with_schema(|| {
+            if let Some(sent) = self.send_at_once(request, key, now)? {
+                return Ok(sent);
+            }
             // Read before the write lock: on SQLite this first statement also opens the
             // connection and reads the schema, which other sends need not wait for.
             let before = self.before_send(request)?;
@@ -891,7 +898,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         };
         let stored = match self.db.dialect() {
             Dialect::Sqlite => self.insert_sqlite(request, key, thread, now)?,
-            Dialect::Postgres => self.insert_postgres(request, key, thread, now)?,
+            Dialect::Postgres => self.insert_postgres(request, key, thread, now, false)?.0,
         };
         match (stored, key) {
             (Stored::Message { id, created, trim }, _) => {
@@ -902,34 +909,26 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                         Dialect::Postgres => self.trim_read_after_commit(&request.from),
                     }
                 }
-                let id = u64::try_from(id).map_err(|_| corrupt("a negative message id"))?;
-                Ok(Message {
-                    id,
-                    from: request.from.to_string(),
-                    to: request.to.as_str().to_owned(),
-                    body: request.body.clone(),
-                    timestamp: iso_millis(created),
-                    subject: request.subject.clone(),
-                    importance: request.importance,
-                    thread: thread
-                        .map_or(Ok(id), u64::try_from)
-                        .map_err(|_| corrupt("a thread"))?,
-                    reply_to: request.reply_to,
-                })
+                stored_message(request, id, created, thread)
             }
-            (Stored::InboxFull, _) => Err(HubError::InboxFull(format!(
-                "the inbox of `{}` already holds {} unread messages (hub_max_unread); \
-                 it must be read before it takes more",
-                request.to.as_str(),
-                self.limits.max_unread
-            ))),
+            (Stored::InboxFull, _) => Err(self.inbox_full(request)),
             // The same key won a race with this send: answer what it stored.
             (Stored::KeyTaken, Some(key)) => match self.earlier_send(request, key, now)? {
                 Some(sent) => same_request(request, key, sent),
                 None => Err(HubError::Busy),
             },
             (Stored::KeyTaken, None) => Err(corrupt("a send without a key lost its key")),
+            (Stored::NotAtOnce, _) => Err(corrupt("a send's steps were gated")),
         }
+    }
+
+    fn inbox_full(&self, request: &SendRequest) -> HubError {
+        HubError::InboxFull(format!(
+            "the inbox of `{}` already holds {} unread messages (hub_max_unread); \
+             it must be read before it takes more",
+            request.to.as_str(),
+            self.limits.max_unread
+        ))
     }
 
     /// Allocates the id and the timestamp and stores the copies; the caller holds SQLite's
@@ -1009,13 +1008,20 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// committed before this one took the lock), claim the idempotency key, and store the
     /// copies only if the key was claimed and, for a direct send, the inbox had room.
     /// Always answers one row: Spin v4.0.2 never answers a query without rows.
+    ///
+    /// With `gate` ([`Hub::send_at_once`]) the statement first checks that the send needs
+    /// nothing else written, and touches nothing when it does ([`Stored::NotAtOnce`]); it then
+    /// also records the sender as seen, after the counter lock like every other lock a send
+    /// takes, and reads its read messages' count there, fresh, to decide the trim. Answers
+    /// the thread of the message replied to, when there is one.
     fn insert_postgres(
         &self,
         request: &SendRequest,
         key: Option<&IdempotencyKey>,
         thread: Option<i64>,
         now: i64,
-    ) -> Result<Stored, HubError> {
+        gate: bool,
+    ) -> Result<(Stored, Option<i64>), HubError> {
         let (targets, mut params) = self.targets(request, now);
         params.extend([
             SqlValue::from(key.map(IdempotencyKey::as_str)),
@@ -1030,57 +1036,32 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 i64::try_from(r).unwrap_or(i64::MAX).into()
             }),
         ]);
-        let needs_room = match request.to {
-            Recipient::Machine(_) => "WHERE EXISTS (SELECT 1 FROM t)",
-            Recipient::All => "",
-        };
+        if gate {
+            params.extend([PURGE_EVERY_MS.into(), SEEN_EVERY_MS.into()]);
+        }
         let rows = self.query(
-            &format!(
-                "WITH c AS (UPDATE hub_counter SET value = value + 1 WHERE name = 'ids' \
-                   RETURNING value), \
-                 clock AS (UPDATE hub_counter SET value = GREATEST(value, CAST($9 AS BIGINT)) \
-                   WHERE name = 'clock' AND EXISTS (SELECT 1 FROM c) RETURNING value), \
-                 t AS ({targets}), \
-                 ok AS (SELECT c.value AS id, clock.value AS created FROM c, clock {needs_room}), \
-                 k AS (INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created, \
-                     subject, importance, thread, reply_to) \
-                   SELECT CAST($6 AS TEXT), CAST($5 AS TEXT), ok.id, CAST($7 AS TEXT), \
-                     CAST($8 AS TEXT), ok.created, CAST($10 AS TEXT), CAST($11 AS BIGINT), \
-                     COALESCE(CAST($12 AS BIGINT), ok.id), CAST($13 AS BIGINT) \
-                   FROM ok WHERE CAST($5 AS TEXT) IS NOT NULL \
-                   ON CONFLICT (sender, idem_key) DO NOTHING RETURNING id), \
-                 go AS (SELECT id, created FROM ok \
-                   WHERE CAST($5 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM k)), \
-                 ins AS (INSERT INTO hub_messages (machine, id, sender, recipient, body, created, \
-                     subject, importance, thread, reply_to) \
-                   SELECT t.name, go.id, CAST($6 AS TEXT), CAST($7 AS TEXT), \
-                     CAST($8 AS TEXT), go.created, CAST($10 AS TEXT), CAST($11 AS BIGINT), \
-                     COALESCE(CAST($12 AS BIGINT), go.id), CAST($13 AS BIGINT) \
-                   FROM go CROSS JOIN t RETURNING 1), \
-                 own AS (INSERT INTO hub_messages (machine, id, sender, recipient, body, created, \
-                     subject, importance, thread, reply_to, read_at) \
-                   SELECT CAST($6 AS TEXT), go.id, CAST($6 AS TEXT), CAST($7 AS TEXT), \
-                     CAST($8 AS TEXT), go.created, CAST($10 AS TEXT), CAST($11 AS BIGINT), \
-                     COALESCE(CAST($12 AS BIGINT), go.id), CAST($13 AS BIGINT), go.created \
-                   FROM go WHERE CAST($6 AS TEXT) <> CAST($7 AS TEXT) RETURNING 1) \
-                 SELECT (SELECT value FROM c), (SELECT value FROM clock), (SELECT id FROM ok), \
-                   (SELECT id FROM go), (SELECT created FROM go), (SELECT COUNT(*) FROM ins), \
-                   (SELECT COUNT(*) FROM own)"
-            ),
+            &at_once::postgres_send_sql(&request.to, &targets, gate),
             &params,
         )?;
         let row = rows.into_iter().next().unwrap_or_default();
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
-        Ok(match (value(0), value(1), value(2), value(3), value(4)) {
+        let max_read = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
+        let stored = match (value(0), value(1), value(2), value(3), value(4)) {
+            // The gate closed: no counter was touched.
+            (None, _, _, _, _) if gate && row.get(7) == Some(&SqlValue::Int(0)) => {
+                Stored::NotAtOnce
+            }
             (None, _, _, _, _) | (_, None, _, _, _) => return Err(unprepared()),
             (_, _, _, Some(id), Some(created)) => Stored::Message {
                 id,
                 created,
-                trim: true,
+                // Without the gate, the count is not read: trim, and let it say.
+                trim: !gate || value(8).is_none_or(|read_kept| read_kept >= max_read),
             },
             (_, _, None, _, _) => Stored::InboxFull,
             (_, _, Some(_), _, _) => Stored::KeyTaken,
-        })
+        };
+        Ok((stored, if gate { value(9) } else { None }))
     }
 
     /// The `SELECT` of the recipients' names (column `name`) with room in their inbox, and its
@@ -1563,6 +1544,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         self.count_messages()?;
         match self.db.dialect() {
             Dialect::Sqlite => {
+                for statement in at_once::sqlite_send_schema() {
+                    self.execute(&statement, &[])?;
+                }
                 if self
                     .query("SELECT 1 FROM sqlite_master WHERE name = 'hub_search'", &[])?
                     .is_empty()
@@ -1682,7 +1666,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// senders, one send in a hundred waited a third of a second. Here every waiter polls
     /// every millisecond or so, whatever it has waited, so the lock goes to any of them alike.
     fn lock_for_writing(&self) -> Result<(), HubError> {
-        self.query("PRAGMA busy_timeout = 0", &[])?;
+        self.db.answer_busy_at_once().map_err(store_error)?;
         while_busy(Pacing::Even, || self.execute("BEGIN IMMEDIATE", &[])).map(drop)
     }
 
@@ -1792,6 +1776,29 @@ fn answer_ids() -> String {
          ORDER BY id LIMIT CAST($3 AS BIGINT)) w \
          WHERE w.before < CAST($4 AS BIGINT)"
     )
+}
+
+/// The message a send stored with this id, timestamp and thread (`None`: its own id).
+fn stored_message(
+    request: &SendRequest,
+    id: i64,
+    created: i64,
+    thread: Option<i64>,
+) -> Result<Message, HubError> {
+    let id = u64::try_from(id).map_err(|_| corrupt("a negative message id"))?;
+    Ok(Message {
+        id,
+        from: request.from.to_string(),
+        to: request.to.as_str().to_owned(),
+        body: request.body.clone(),
+        timestamp: iso_millis(created),
+        subject: request.subject.clone(),
+        importance: request.importance,
+        thread: thread
+            .map_or(Ok(id), u64::try_from)
+            .map_err(|_| corrupt("a thread"))?,
+        reply_to: request.reply_to,
+    })
 }
 
 /// A send's columns `sender, recipient, body, subject, importance, thread, reply_to`.

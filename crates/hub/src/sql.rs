@@ -192,6 +192,14 @@ pub trait Sql {
 
     /// Runs one statement and returns how many rows it inserted, updated or deleted.
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError>;
+
+    /// SQLite: has this connection answer at once, busy, when another holds the write lock
+    /// (`busy_timeout` 0), so that the hub paces its own waits for it. The setting stays with
+    /// the connection: one that serves many requests may remember that it ran this and skip
+    /// the statement.
+    fn answer_busy_at_once(&self) -> Result<(), SqlError> {
+        self.query("PRAGMA busy_timeout = 0", &[]).map(drop)
+    }
 }
 
 impl<S: Sql + ?Sized> Sql for &S {
@@ -205,6 +213,10 @@ impl<S: Sql + ?Sized> Sql for &S {
 
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
         (**self).execute(sql, params)
+    }
+
+    fn answer_busy_at_once(&self) -> Result<(), SqlError> {
+        (**self).answer_busy_at_once()
     }
 }
 

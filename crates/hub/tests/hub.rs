@@ -874,3 +874,104 @@ fn no_statement_of_a_send_or_a_read_is_compiled_twice() {
         assert_eq!(recompiles(request), 0, "{what}");
     }
 }
+
+/// Statements a send on a new connection runs (each one a call into the host under Spin),
+/// after the connection's own set-up.
+fn statements_of(hub: &Hub<SqliteDb, ManualClock>, request: &SendRequest, k: Option<&str>) -> u64 {
+    hub.db().answer_busy_at_once().unwrap();
+    let before = hub.db().statements();
+    let key = k.map(key);
+    hub.send(request, key.as_ref()).unwrap();
+    hub.db().statements() - before
+}
+
+/// A send that needs nothing written but its message is one statement: the sender and the
+/// recipient are known, no purge is due, its key is new, the message it replies to is there.
+/// One that needs more takes the steps, and both store and answer alike.
+#[test]
+fn a_send_that_needs_only_its_message_is_one_statement() {
+    let db = TestDb::new();
+    let clock = ManualClock::at(T0);
+    let hub = || db.hub_with(&clock, Limits::default());
+    let root = hub().send(&req("ana", "bob", "root"), None).unwrap();
+    hub().send(&req("bob", "ana", "hello"), None).unwrap();
+    clock.advance(5);
+    let mut reply = req("bob", "ana", "a reply");
+    reply.reply_to = Some(root.id);
+    let mut subject = req("ana", "bob", "with a subject");
+    subject.subject = Some("build 412".to_owned());
+    for (what, request, k) in [
+        ("a send", req("ana", "bob", "plain"), None),
+        (
+            "a send with a new key",
+            req("ana", "bob", "keyed"),
+            Some("k-1"),
+        ),
+        ("a broadcast", req("bob", "all", "to all"), None),
+        ("a reply", reply, None),
+        ("a send to itself", req("ana", "ana", "a note"), None),
+        ("a subject", subject, None),
+    ] {
+        assert_eq!(statements_of(&hub(), &request, k), 1, "{what}");
+    }
+    // Steps: a new recipient, a key used before, a purge due.
+    for (what, request, k) in [
+        ("a new recipient", req("ana", "cyd", "welcome"), None),
+        ("a retry", req("ana", "bob", "keyed"), Some("k-1")),
+    ] {
+        assert!(statements_of(&hub(), &request, k) > 1, "{what}");
+    }
+    clock.advance(61_000);
+    assert!(
+        statements_of(&hub(), &req("ana", "bob", "later"), None) > 1,
+        "a purge due"
+    );
+
+    let bob = hub().inbox(&name("bob"), 50, false, true).unwrap();
+    let got: Vec<(&str, u64, Option<&str>)> = bob
+        .messages
+        .iter()
+        .map(|m| {
+            (
+                m.message.body.as_str(),
+                m.message.thread,
+                m.message.subject.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("root", 1, None),
+            ("plain", 3, None),
+            ("keyed", 4, None),
+            ("with a subject", 8, Some("build 412")),
+            ("later", 10, None),
+        ],
+        "one copy each, the retry none, in id order, each its own thread"
+    );
+    let ana = hub().inbox(&name("ana"), 50, false, true).unwrap();
+    let replied = ana.messages.iter().find(|m| m.message.body == "a reply");
+    assert_eq!(
+        replied.map(|m| (m.message.thread, m.message.reply_to)),
+        Some((root.id, Some(root.id))),
+        "a reply joins the thread of the message it answers"
+    );
+    assert!(ana.messages.iter().any(|m| m.message.body == "to all"));
+    assert!(ana.messages.iter().any(|m| m.message.body == "a note"));
+    let sent = hub()
+        .mailbox(&name("ana"), &mailbox(50))
+        .unwrap()
+        .messages
+        .into_iter()
+        .filter(|m| m.message.from == "ana" && m.message.to != "ana")
+        .count();
+    assert_eq!(
+        sent, 6,
+        "the sender keeps a read copy of each message to others"
+    );
+    let timestamps: Vec<String> = (bob.messages.iter().chain(&ana.messages))
+        .map(|m| m.message.timestamp.clone())
+        .collect();
+    assert!(timestamps.iter().all(|t| t.starts_with("2026-01-01T00:")));
+}

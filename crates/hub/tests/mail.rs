@@ -396,6 +396,9 @@ impl Sql for TrimFails {
         }
         self.0.execute(sql, params)
     }
+    fn answer_busy_at_once(&self) -> Result<(), dochub_hub::SqlError> {
+        self.0.answer_busy_at_once()
+    }
 }
 
 /// Acknowledging reads whose trim fails ([`TrimFails`]): each still answers what it marked

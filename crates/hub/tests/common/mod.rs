@@ -16,6 +16,8 @@ use rusqlite::types::{Value, ValueRef};
 pub struct SqliteDb {
     conn: rusqlite::Connection,
     recompiles: Cell<u64>,
+    statements: Cell<u64>,
+    busy_at_once: Cell<bool>,
 }
 
 impl SqliteDb {
@@ -24,6 +26,8 @@ impl SqliteDb {
         Self {
             conn: rusqlite::Connection::open(path).expect("open the test database"),
             recompiles: Cell::new(0),
+            statements: Cell::new(0),
+            busy_at_once: Cell::new(false),
         }
     }
 
@@ -33,12 +37,19 @@ impl SqliteDb {
         Self {
             conn: rusqlite::Connection::open_with_flags(path, flags).expect("open read-only"),
             recompiles: Cell::new(0),
+            statements: Cell::new(0),
+            busy_at_once: Cell::new(false),
         }
     }
 
     /// The connection, for tests that look at the tables directly.
     pub fn conn(&self) -> &rusqlite::Connection {
         &self.conn
+    }
+
+    /// How many statements ran on this connection: each is a call into the host under Spin.
+    pub fn statements(&self) -> u64 {
+        self.statements.get()
     }
 
     /// How many times SQLite compiled a statement again after preparing it. Each request
@@ -76,6 +87,7 @@ impl Sql for SqliteDb {
     }
 
     fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
+        self.statements.set(self.statements.get() + 1);
         let mut statement = self.conn.prepare_cached(sql).map_err(error)?;
         let recompiled = statement.get_status(rusqlite::StatementStatus::RePrepare);
         let columns = statement.column_count();
@@ -101,6 +113,7 @@ impl Sql for SqliteDb {
     }
 
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        self.statements.set(self.statements.get() + 1);
         let mut statement = self.conn.prepare_cached(sql).map_err(error)?;
         let recompiled = statement.get_status(rusqlite::StatementStatus::RePrepare);
         let n = statement
@@ -108,6 +121,15 @@ impl Sql for SqliteDb {
             .map_err(error)?;
         self.count_recompiles(&statement, recompiled);
         Ok(n as u64)
+    }
+
+    /// As the hub component's kept connection does: the setting stays with the connection.
+    fn answer_busy_at_once(&self) -> Result<(), SqlError> {
+        if !self.busy_at_once.get() {
+            self.query("PRAGMA busy_timeout = 0", &[])?;
+            self.busy_at_once.set(true);
+        }
+        Ok(())
     }
 }
 
