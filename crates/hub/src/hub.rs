@@ -1039,10 +1039,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         if gate {
             params.extend([PURGE_EVERY_MS.into(), SEEN_EVERY_MS.into()]);
         }
-        let rows = self.query(
-            &at_once::postgres_send_sql(&request.to, &targets, gate),
-            &params,
-        )?;
+        let sql = if gate {
+            at_once::POSTGRES_SEND_CALL.to_owned()
+        } else {
+            at_once::postgres_send_sql(matches!(request.to, Recipient::All), &targets, false)
+        };
+        let rows = self.query(&sql, &params)?;
         let row = rows.into_iter().next().unwrap_or_default();
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
         let max_read = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
@@ -1074,28 +1076,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
         let (to, from) = (request.to.as_str(), request.from.as_str());
         let params = vec![to.into(), from.into(), oldest.into(), cap.into()];
-        let candidates = match request.to {
-            Recipient::Machine(_) => {
-                "SELECT CAST($1 AS TEXT) AS name WHERE CAST($2 AS TEXT) IS NOT NULL \
-                 AND CAST($3 AS BIGINT) IS NOT NULL"
-            }
-            Recipient::All => {
-                "SELECT m.name AS name FROM hub_machines m \
-                 WHERE CAST($1 AS TEXT) IS NOT NULL AND m.name <> $2 AND m.last_seen >= $3"
-            }
-        };
-        let sql = match self.db.dialect() {
-            Dialect::Sqlite => format!(
-                "SELECT x.name AS name FROM ({candidates}) x WHERE {}",
-                has_room("x.name", "$3", "CAST($4 AS BIGINT)")
-            ),
-            Dialect::Postgres => format!(
-                "SELECT x.name AS name FROM c, ({candidates}) x \
-                 WHERE hub_inbox_has_room(x.name, CAST($4 AS BIGINT), CAST($3 AS BIGINT), \
-                 c.value)"
-            ),
-        };
-        (sql, params)
+        let broadcast = matches!(request.to, Recipient::All);
+        (targets_sql(self.db.dialect(), broadcast), params)
     }
 
     /// What a send decides on before it writes, in one read: the last purge, and whether the
@@ -1566,6 +1548,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 for statement in PG_SEARCH {
                     self.execute(statement, &[])?;
                 }
+                self.execute(&at_once::postgres_send_function(), &[])?;
             }
         }
         Ok(())
@@ -1799,6 +1782,28 @@ fn stored_message(
             .map_err(|_| corrupt("a thread"))?,
         reply_to: request.reply_to,
     })
+}
+
+/// [`Hub::targets`]'s `SELECT`, for a broadcast or a direct send.
+fn targets_sql(dialect: Dialect, broadcast: bool) -> String {
+    let candidates = if broadcast {
+        "SELECT m.name AS name FROM hub_machines m \
+         WHERE CAST($1 AS TEXT) IS NOT NULL AND m.name <> $2 AND m.last_seen >= $3"
+    } else {
+        "SELECT CAST($1 AS TEXT) AS name WHERE CAST($2 AS TEXT) IS NOT NULL \
+         AND CAST($3 AS BIGINT) IS NOT NULL"
+    };
+    match dialect {
+        Dialect::Sqlite => format!(
+            "SELECT x.name AS name FROM ({candidates}) x WHERE {}",
+            has_room("x.name", "$3", "CAST($4 AS BIGINT)")
+        ),
+        Dialect::Postgres => format!(
+            "SELECT x.name AS name FROM c, ({candidates}) x \
+             WHERE hub_inbox_has_room(x.name, CAST($4 AS BIGINT), CAST($3 AS BIGINT), \
+             c.value)"
+        ),
+    }
 }
 
 /// A send's columns `sender, recipient, body, subject, importance, thread, reply_to`.

@@ -15,10 +15,15 @@
 //!   writes are one atomic unit, serialized with every other writer, as a `BEGIN IMMEDIATE`
 //!   transaction is.
 //! - PostgreSQL: [`Hub::insert_postgres`]'s statement with the checks in front
-//!   ([`postgres_send_sql`]); the counter's row lock orders it as before.
+//!   ([`postgres_send_sql`]); the counter's row lock orders it as before. It runs inside the
+//!   function `hub_send_1` ([`postgres_send_function`]), whose plan the connection keeps:
+//!   Spin offers no prepared statements, and parsing and planning the statement took as long
+//!   as running it. Inside a `VOLATILE` function the statement takes its snapshot when it
+//!   starts, as a statement of its own does, so the reasoning of the crate docs holds.
 //!
-//! The view and its trigger are stored in the database: a later release that changes either
-//! gives it a new name, so that a database set up by this one is completed, not misread.
+//! The view, its trigger and the function are stored in the database: a later release that
+//! changes one gives it a new name, so that a database set up by this one is completed, not
+//! misread.
 
 use super::*;
 
@@ -93,17 +98,17 @@ fn sqlite_send_sql(to: &Recipient) -> String {
 /// [`Hub::insert_postgres`]'s statement, for `targets` ([`Hub::targets`]); with `gate`, the
 /// checks of [`Hub::send_at_once`] come first and two parameters more: `$14`
 /// [`PURGE_EVERY_MS`] and `$15` [`SEEN_EVERY_MS`].
-pub(super) fn postgres_send_sql(to: &Recipient, targets: &str, gate: bool) -> String {
-    let needs_room = match to {
-        Recipient::Machine(_) => "WHERE EXISTS (SELECT 1 FROM t)",
-        Recipient::All => "",
+pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> String {
+    let needs_room = if broadcast {
+        ""
+    } else {
+        "WHERE EXISTS (SELECT 1 FROM t)"
     };
     let (pre, open, seen, replied, answers) = if gate {
-        let known_recipient = match to {
-            Recipient::Machine(_) => {
-                "AND EXISTS (SELECT 1 FROM hub_machines WHERE name = CAST($7 AS TEXT))"
-            }
-            Recipient::All => "",
+        let known_recipient = if broadcast {
+            ""
+        } else {
+            "AND EXISTS (SELECT 1 FROM hub_machines WHERE name = CAST($7 AS TEXT))"
         };
         let replied = "SELECT COALESCE(thread, id) FROM hub_messages \
                        WHERE machine = CAST($6 AS TEXT) AND id = CAST($13 AS BIGINT) \
@@ -165,6 +170,30 @@ pub(super) fn postgres_send_sql(to: &Recipient, targets: &str, gate: bool) -> St
          SELECT (SELECT value FROM c), (SELECT value FROM clock), (SELECT id FROM ok), \
            (SELECT id FROM go), (SELECT created FROM go), (SELECT COUNT(*) FROM ins), \
            (SELECT COUNT(*) FROM own){answers}"
+    )
+}
+
+/// The call of [`postgres_send_function`], with the gated statement's fifteen parameters.
+pub(super) const POSTGRES_SEND_CALL: &str = "SELECT * FROM hub_send_1($1, $2, $3, $4, $5, $6, \
+     $7, $8, $9, $10, $11, $12, $13, $14, $15)";
+
+/// The function `hub_send_1`: the gated statement ([`postgres_send_sql`]) for a broadcast or
+/// a direct send, whose parameters it takes in the same order (`$n` in a PL/pgSQL body is the
+/// function's `n`th parameter). Its result columns are named apart from every column the
+/// statement reads, which PL/pgSQL would otherwise take for its own variables.
+pub(super) fn postgres_send_function() -> String {
+    let form =
+        |broadcast| postgres_send_sql(broadcast, &targets_sql(Dialect::Postgres, broadcast), true);
+    format!(
+        "CREATE OR REPLACE FUNCTION hub_send_1(TEXT, TEXT, BIGINT, BIGINT, TEXT, TEXT, TEXT, \
+         TEXT, BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT) \
+         RETURNS TABLE (send_id BIGINT, send_clock BIGINT, send_room BIGINT, send_stored BIGINT, \
+         send_created BIGINT, send_copies BIGINT, send_own BIGINT, send_checked BIGINT, \
+         send_read_kept BIGINT, send_replied BIGINT) \
+         LANGUAGE plpgsql VOLATILE AS $f$ #variable_conflict use_column \
+         BEGIN IF $7 = '{BROADCAST}' THEN RETURN QUERY {}; ELSE RETURN QUERY {}; END IF; END $f$",
+        form(true),
+        form(false),
     )
 }
 
