@@ -1278,13 +1278,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// took some of the same rows) leaves the rest to the next, which the count tells.
     fn trim_read(&self, machine: &MachineName) -> Result<(), HubError> {
         let cap = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
-        // COALESCE: PostgreSQL reads `LIMIT NULL` as no limit at all.
         self.execute(
-            "DELETE FROM hub_messages WHERE machine = $1 AND read_at IS NOT NULL AND id IN \
-             (SELECT id FROM hub_messages WHERE machine = $1 AND read_at IS NOT NULL \
-              ORDER BY id LIMIT COALESCE((SELECT CASE WHEN read_kept > CAST($2 AS BIGINT) \
-              THEN read_kept - CAST($2 AS BIGINT) ELSE 0 END FROM hub_machines \
-              WHERE name = $1), 0))",
+            &trim_read_sql("$1", "CAST($2 AS BIGINT)"),
             &[machine.as_str().into(), cap.into()],
         )?;
         Ok(())
@@ -1782,6 +1777,18 @@ fn stored_message(
             .map_err(|_| corrupt("a thread"))?,
         reply_to: request.reply_to,
     })
+}
+
+/// [`Hub::trim_read`]'s `DELETE` of `machine`'s oldest read messages past `cap` (SQL of each).
+fn trim_read_sql(machine: &str, cap: &str) -> String {
+    // COALESCE: PostgreSQL reads `LIMIT NULL` as no limit at all.
+    format!(
+        "DELETE FROM hub_messages WHERE machine = {machine} AND read_at IS NOT NULL AND id IN \
+         (SELECT id FROM hub_messages WHERE machine = {machine} AND read_at IS NOT NULL \
+          ORDER BY id LIMIT COALESCE((SELECT CASE WHEN read_kept > {cap} \
+          THEN read_kept - {cap} ELSE 0 END FROM hub_machines \
+          WHERE name = {machine}), 0))"
+    )
 }
 
 /// [`Hub::targets`]'s `SELECT`, for a broadcast or a direct send.

@@ -48,9 +48,9 @@
 //!
 //!    A send is one statement when nothing but its message needs writing (the module
 //!    `hub::at_once`): the statement checks that no purge is due, that the sender and the
-//!    recipient are known, that the key is new and the message replied to is there, and that
-//!    the sender's read messages stay within their cap; it then stores the copies and records
-//!    the sender as seen, and otherwise writes nothing. On SQLite it is an insert into the view
+//!    recipient are known, and that the key is new and the message replied to is there; it
+//!    then stores the copies, records the sender as seen and (on SQLite) trims its read
+//!    messages to their cap, and otherwise writes nothing. On SQLite it is an insert into the view
 //!    `hub_send`, and a statement that writes takes SQLite's write lock before it reads
 //!    anything, so the checks and the writes are as atomic as a transaction. When a check
 //!    fails, the send takes its steps: it reads, in one statement, when the last purge ran,

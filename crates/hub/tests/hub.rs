@@ -914,6 +914,28 @@ fn a_send_that_needs_only_its_message_is_one_statement() {
     ] {
         assert_eq!(statements_of(&hub(), &request, k), 1, "{what}");
     }
+    // A sender at its cap of read messages is trimmed in the same statement.
+    let capped = Limits {
+        max_read: 2,
+        ..Limits::default()
+    };
+    let ben = Hub::with_clock(SqliteDb::open(&db.path()), clock.clone(), capped);
+    for body in ["b1", "b2", "b3"] {
+        assert_eq!(
+            statements_of(&ben, &req("bob", "ana", body), None),
+            1,
+            "{body}"
+        );
+    }
+    let kept: Vec<String> = ben
+        .mailbox(&name("bob"), &mailbox(50))
+        .unwrap()
+        .messages
+        .into_iter()
+        .filter(|m| m.read)
+        .map(|m| m.message.body)
+        .collect();
+    assert_eq!(kept, ["b3", "b2"], "bob keeps its two newest read messages");
     // Steps: a new recipient, a key used before, a purge due.
     for (what, request, k) in [
         ("a new recipient", req("ana", "cyd", "welcome"), None),
@@ -946,7 +968,7 @@ fn a_send_that_needs_only_its_message_is_one_statement() {
             ("plain", 3, None),
             ("keyed", 4, None),
             ("with a subject", 8, Some("build 412")),
-            ("later", 10, None),
+            ("later", 13, None),
         ],
         "one copy each, the retry none, in id order, each its own thread"
     );

@@ -3,10 +3,11 @@
 //! A send's steps ([`Hub::send_steps`]) are each a statement, and each statement a call into
 //! the host, which Spin runs on its blocking pool and back. Most sends need only the last
 //! step, the insert: no purge is due, the sender and the recipient are known, the key (if any)
-//! is new, the replied message is there, the recipient has room and the sender's read messages
-//! stay within their cap. [`Hub::send_at_once`] checks all of that and stores the message in
-//! one statement, which writes nothing when a check fails; the caller then takes the steps one
-//! by one, as before. Both forms give the same guarantees (the crate docs):
+//! is new, the replied message is there and the recipient has room. [`Hub::send_at_once`]
+//! checks all of that and stores the message in one statement, which writes nothing when a
+//! check fails; the caller then takes the steps one by one, as before. A sender at its cap of
+//! read messages is trimmed as the steps trim it: on SQLite inside the statement, on
+//! PostgreSQL after it commits. Both forms give the same guarantees (the crate docs):
 //!
 //! - SQLite: an `INSERT` into the view `hub_send`, whose `INSTEAD OF` trigger
 //!   ([`sqlite_send_schema`]) allocates the id and the timestamp, records the sender as seen,
@@ -29,13 +30,14 @@ use super::*;
 
 /// The view a send is inserted into on SQLite, and its trigger; created by set-up. Every
 /// value the trigger needs is a column of the row, so that no setting is frozen into the
-/// stored trigger.
+/// stored trigger. The trigger trims the sender's read messages to their cap last, in the
+/// same statement, as a send's steps trim inside their transaction: a failure stores nothing.
 pub(super) fn sqlite_send_schema() -> [String; 2] {
     let copy = "NEW.id, NEW.created, NEW.sender, NEW.recipient, NEW.body, NEW.subject, \
                 NEW.importance, NEW.thread, NEW.reply_to";
     [
         "CREATE VIEW IF NOT EXISTS hub_send AS SELECT 0 AS id, 0 AS created, 0 AS now, \
-         0 AS seen_before, 0 AS oldest, 0 AS cap, '' AS sender, '' AS recipient, '' AS body, \
+         0 AS seen_before, 0 AS oldest, 0 AS cap, 0 AS max_read, '' AS sender, '' AS recipient, '' AS body, \
          NULL AS subject, 0 AS importance, 0 AS thread, NULL AS reply_to, NULL AS idem_key \
          WHERE false"
             .to_owned(),
@@ -55,8 +57,10 @@ pub(super) fn sqlite_send_schema() -> [String; 2] {
              INSERT INTO hub_sends (id, created, sender, recipient, body, subject, importance, \
              thread, reply_to, idem_key) SELECT {copy}, NEW.idem_key \
              WHERE NEW.idem_key IS NOT NULL; \
+             {trim} AND NEW.sender <> NEW.recipient; \
              END",
             room = has_room("m.name", "NEW.oldest", "NEW.cap"),
+            trim = trim_read_sql("NEW.sender", "NEW.max_read"),
         ),
     ]
 }
@@ -66,6 +70,7 @@ pub(super) fn sqlite_send_schema() -> [String; 2] {
 /// `$3` [`Limits::max_unread`], `$4` sender, `$5` recipient, `$6` body, `$7` subject, `$8`
 /// importance, `$9` reply_to, `$10` the key, `$11` [`Limits::max_read`], `$12`
 /// [`PURGE_EVERY_MS`], `$13` [`SEEN_EVERY_MS`]. Answers the id, timestamp and thread stored.
+/// A sender at its cap of read messages is no check: the trigger trims.
 fn sqlite_send_sql(to: &Recipient) -> String {
     let recipient = match to {
         Recipient::Machine(_) => format!(
@@ -77,16 +82,15 @@ fn sqlite_send_sql(to: &Recipient) -> String {
     let replied = "SELECT COALESCE(thread, id) FROM hub_messages \
                    WHERE machine = $4 AND id = CAST($9 AS BIGINT) AND created >= $2";
     format!(
-        "INSERT INTO hub_send (id, created, now, seen_before, oldest, cap, sender, recipient, \
-         body, subject, importance, thread, reply_to, idem_key) \
-         SELECT i.value + 1, MAX(c.value, $1), $1, $1 - $13, $2, $3, $4, $5, $6, $7, $8, \
+        "INSERT INTO hub_send (id, created, now, seen_before, oldest, cap, max_read, sender, \
+         recipient, body, subject, importance, thread, reply_to, idem_key) \
+         SELECT i.value + 1, MAX(c.value, $1), $1, $1 - $13, $2, $3, $11, $4, $5, $6, $7, $8, \
          CASE WHEN $9 IS NULL THEN i.value + 1 ELSE ({replied}) END, $9, $10 \
          FROM hub_counter i, hub_counter c WHERE i.name = 'ids' AND c.name = 'clock' \
          AND EXISTS (SELECT 1 FROM hub_counter WHERE name = 'indexed') \
          AND EXISTS (SELECT 1 FROM hub_counter WHERE name = 'purged' \
            AND value > $1 - $12 AND value <= $1) \
-         AND EXISTS (SELECT 1 FROM hub_machines WHERE name = $4 \
-           AND ($4 = $5 OR read_kept < CAST($11 AS BIGINT))) \
+         AND EXISTS (SELECT 1 FROM hub_machines WHERE name = $4) \
          AND ($9 IS NULL OR EXISTS ({replied})) \
          AND ($10 IS NULL OR NOT EXISTS \
            (SELECT 1 FROM hub_sends WHERE sender = $4 AND idem_key = $10)) \
