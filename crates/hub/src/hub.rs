@@ -967,7 +967,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let (Some(id), Some(created)) = (counter("ids"), counter("clock")) else {
             return Err(unprepared());
         };
-        let (targets, mut params) = self.targets(request, now);
+        let targets = targets_sql(Dialect::Sqlite, matches!(request.to, Recipient::All));
+        let mut params = self.target_params(request, now);
         let fields = message_fields(request, thread.unwrap_or(id));
         params.extend([id.into(), created.into()]);
         params.extend(fields.iter().cloned());
@@ -1022,7 +1023,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         now: i64,
         gate: bool,
     ) -> Result<(Stored, Option<i64>), HubError> {
-        let (targets, mut params) = self.targets(request, now);
+        let mut params = self.target_params(request, now);
         params.extend([
             SqlValue::from(key.map(IdempotencyKey::as_str)),
             request.from.as_str().into(),
@@ -1042,7 +1043,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let sql = if gate {
             at_once::POSTGRES_SEND_CALL.to_owned()
         } else {
-            at_once::postgres_send_sql(matches!(request.to, Recipient::All), &targets, false)
+            let broadcast = matches!(request.to, Recipient::All);
+            let targets = targets_sql(Dialect::Postgres, broadcast);
+            at_once::postgres_send_sql(broadcast, &targets, false)
         };
         let rows = self.query(&sql, &params)?;
         let row = rows.into_iter().next().unwrap_or_default();
@@ -1066,18 +1069,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         Ok((stored, if gate { value(9) } else { None }))
     }
 
-    /// The `SELECT` of the recipients' names (column `name`) with room in their inbox, and its
-    /// parameters `$1`..`$4`; expired messages take no room, purged or not. PostgreSQL must be
-    /// able to type every parameter, so both forms name all four. On PostgreSQL it runs inside
-    /// [`Hub::insert_postgres`]'s statement, after the counter lock (`c`):
-    /// `hub_inbox_has_room` gets `c.value` so that it cannot run earlier.
-    fn targets(&self, request: &SendRequest, now: i64) -> (String, Vec<SqlValue>) {
+    /// The parameters `$1`..`$4` of [`targets_sql`].
+    fn target_params(&self, request: &SendRequest, now: i64) -> Vec<SqlValue> {
         let oldest = now - self.limits.retention_ms;
         let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
         let (to, from) = (request.to.as_str(), request.from.as_str());
-        let params = vec![to.into(), from.into(), oldest.into(), cap.into()];
-        let broadcast = matches!(request.to, Recipient::All);
-        (targets_sql(self.db.dialect(), broadcast), params)
+        vec![to.into(), from.into(), oldest.into(), cap.into()]
     }
 
     /// What a send decides on before it writes, in one read: the last purge, and whether the
@@ -1260,8 +1257,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let id = i64::try_from(id).unwrap_or(i64::MAX);
         let oldest = now - self.limits.retention_ms;
         let thread = self.counter(
-            "SELECT COALESCE(thread, id) FROM hub_messages WHERE machine = $1 AND id = $2 \
-             AND created >= $3",
+            &replied_thread_sql("$1", "$2", "$3"),
             &[machine.as_str().into(), id.into(), oldest.into()],
         )?;
         thread.ok_or_else(|| {
@@ -1779,6 +1775,15 @@ fn stored_message(
     })
 }
 
+/// The thread of message `id` in `machine`'s mailbox, if created at `oldest` or later (SQL of
+/// each): what a reply joins.
+fn replied_thread_sql(machine: &str, id: &str, oldest: &str) -> String {
+    format!(
+        "SELECT COALESCE(thread, id) FROM hub_messages \
+         WHERE machine = {machine} AND id = {id} AND created >= {oldest}"
+    )
+}
+
 /// [`Hub::trim_read`]'s `DELETE` of `machine`'s oldest read messages past `cap` (SQL of each).
 fn trim_read_sql(machine: &str, cap: &str) -> String {
     // COALESCE: PostgreSQL reads `LIMIT NULL` as no limit at all.
@@ -1791,7 +1796,12 @@ fn trim_read_sql(machine: &str, cap: &str) -> String {
     )
 }
 
-/// [`Hub::targets`]'s `SELECT`, for a broadcast or a direct send.
+/// The `SELECT` of a send's recipients' names (column `name`) with room in their inbox, for a
+/// broadcast or a direct send, with the parameters `$1`..`$4` ([`Hub::target_params`]);
+/// expired messages take no room, purged or not. PostgreSQL must be able to type every
+/// parameter, so both forms name all four. On PostgreSQL it runs inside
+/// [`Hub::insert_postgres`]'s statement, after the counter lock (`c`): `hub_inbox_has_room`
+/// gets `c.value` so that it cannot run earlier.
 fn targets_sql(dialect: Dialect, broadcast: bool) -> String {
     let candidates = if broadcast {
         "SELECT m.name AS name FROM hub_machines m \

@@ -31,12 +31,13 @@
 //! how far SQLite's full-text index goes), `hub_sends` (idempotency keys); the full-text index
 //! (SQLite: the FTS5 table `hub_search`, one row per message, filled by the first search after a
 //! send; PostgreSQL: the generated column `search` with a GIN index); on PostgreSQL also the
-//! functions `hub_inbox_has_room` and `hub_count_messages` (the triggers'); on SQLite also the
-//! view `hub_send`, always empty, whose `INSTEAD OF INSERT` trigger stores a send. A database
-//! of an earlier release gains the columns and objects it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of one statement or of one
-//! SQLite transaction, which both engines give, never on key-value compare-and-swap. Clocks decide
-//! only what expires (retention, keys after 24 h), how often `last_seen` is written, and the
-//! timestamps, which (6) keeps in id order.
+//! functions `hub_inbox_has_room`, `hub_count_messages` (the triggers') and `hub_send_1` (a
+//! send in one statement); on SQLite also the view `hub_send`, always empty, whose `INSTEAD OF
+//! INSERT` trigger stores a send. A database of an earlier release gains the columns and
+//! objects it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of
+//! one statement or of one SQLite transaction, which both engines give, never on key-value
+//! compare-and-swap. Clocks decide only what expires (retention, keys after 24 h), how often
+//! `last_seen` is written, and the timestamps, which (6) keeps in id order.
 //!
 //! 1. **A message answered 201 is stored once in the inbox of each of its recipients.** The
 //!    copies are written by one `INSERT … SELECT` in the same atomic unit as the id allocation:
@@ -50,8 +51,8 @@
 //!    `hub::at_once`): the statement checks that no purge is due, that the sender and the
 //!    recipient are known, and that the key is new and the message replied to is there; it
 //!    then stores the copies, records the sender as seen and (on SQLite) trims its read
-//!    messages to their cap, and otherwise writes nothing. On SQLite it is an insert into the view
-//!    `hub_send`, and a statement that writes takes SQLite's write lock before it reads
+//!    messages to their cap, and otherwise writes nothing. On SQLite it is an insert into the
+//!    view `hub_send`, and a statement that writes takes SQLite's write lock before it reads
 //!    anything, so the checks and the writes are as atomic as a transaction. When a check
 //!    fails, the send takes its steps: it reads, in one statement, when the last purge ran,
 //!    when its sender was last seen and whether its recipient is known, and registers only
@@ -62,9 +63,10 @@
 //!    value + 1 … RETURNING value`. On PostgreSQL that row stays locked until the statement that
 //!    took it commits, and the copies are inserted by that same statement (one `WITH` statement),
 //!    so no smaller id can commit after a larger one is visible. On SQLite the send is one
-//!    `BEGIN IMMEDIATE` transaction, or one statement that writes, and writers are serialized. Hence: once a reader sees id `n`
-//!    in an inbox, every message of that inbox with an id below `n` is already visible, which is
-//!    what lets an event stream resume after the last id it sent.
+//!    `BEGIN IMMEDIATE` transaction, or one statement that writes, and writers are serialized.
+//!    Hence: once a reader sees id `n` in an inbox, every message of that inbox with an id
+//!    below `n` is already visible, which is what lets an event stream resume after the last
+//!    id it sent.
 //! 3. **An acknowledging read (`ack=true`) returns each message to one reader only, and marks
 //!    read only what it returns.** It is at most once: the mark commits before the answer is
 //!    delivered, so an answer lost on the way takes its messages out of the inbox (they stay in
@@ -92,9 +94,10 @@
 //! 7. **Idempotent send.** With an `Idempotency-Key`, the send first looks the key up; on
 //!    PostgreSQL the key row is claimed in the same statement as the copies (`ON CONFLICT DO
 //!    NOTHING`, and the copies are written only if the claim succeeded), on SQLite in the same
-//!    transaction or statement (which stores nothing when it finds the key taken). So two racing retries store one message, and both answer its 201 body. A
-//!    key belongs to its sender; the same key with another recipient or body is refused (422),
-//!    never answered with the first message.
+//!    transaction or statement (which stores nothing when it finds the key taken). So two
+//!    racing retries store one message, and both answer its 201 body. A key belongs to its
+//!    sender; the same key with another recipient or body is refused (422), never answered
+//!    with the first message.
 //! 8. **Bounded.** An inbox holds at most `hub_max_unread` messages: the count is taken under
 //!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_inbox_has_room`, a
 //!    `VOLATILE` function whose fresh snapshot sees every send committed before the lock was

@@ -37,9 +37,9 @@ pub(super) fn sqlite_send_schema() -> [String; 2] {
                 NEW.importance, NEW.thread, NEW.reply_to";
     [
         "CREATE VIEW IF NOT EXISTS hub_send AS SELECT 0 AS id, 0 AS created, 0 AS now, \
-         0 AS seen_before, 0 AS oldest, 0 AS cap, 0 AS max_read, '' AS sender, '' AS recipient, '' AS body, \
-         NULL AS subject, 0 AS importance, 0 AS thread, NULL AS reply_to, NULL AS idem_key \
-         WHERE false"
+         0 AS seen_before, 0 AS oldest, 0 AS cap, 0 AS max_read, '' AS sender, \
+         '' AS recipient, '' AS body, NULL AS subject, 0 AS importance, 0 AS thread, \
+         NULL AS reply_to, NULL AS idem_key WHERE false"
             .to_owned(),
         format!(
             "CREATE TRIGGER IF NOT EXISTS hub_send_stores INSTEAD OF INSERT ON hub_send BEGIN \
@@ -79,8 +79,7 @@ fn sqlite_send_sql(to: &Recipient) -> String {
         ),
         Recipient::All => "$5 IS NOT NULL".to_owned(),
     };
-    let replied = "SELECT COALESCE(thread, id) FROM hub_messages \
-                   WHERE machine = $4 AND id = CAST($9 AS BIGINT) AND created >= $2";
+    let replied = replied_thread_sql("$4", "CAST($9 AS BIGINT)", "$2");
     format!(
         "INSERT INTO hub_send (id, created, now, seen_before, oldest, cap, max_read, sender, \
          recipient, body, subject, importance, thread, reply_to, idem_key) \
@@ -114,9 +113,11 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
         } else {
             "AND EXISTS (SELECT 1 FROM hub_machines WHERE name = CAST($7 AS TEXT))"
         };
-        let replied = "SELECT COALESCE(thread, id) FROM hub_messages \
-                       WHERE machine = CAST($6 AS TEXT) AND id = CAST($13 AS BIGINT) \
-                       AND created >= CAST($3 AS BIGINT)";
+        let replied = replied_thread_sql(
+            "CAST($6 AS TEXT)",
+            "CAST($13 AS BIGINT)",
+            "CAST($3 AS BIGINT)",
+        );
         (
             format!(
                 "pre AS (SELECT \
