@@ -1006,6 +1006,47 @@ async fn two_hosts_sharing_postgres_deliver_exactly_once() {
     two.stop().await;
 }
 
+/// A PostgreSQL store of the release before has neither `hub_send_2` nor
+/// `hub_inbox_has_room_2`: the first send after the upgrade makes them, and the unread cap
+/// holds through them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_postgres_store_of_the_release_before_gains_the_send_functions() {
+    let Some(db) = PgDb::create().await else {
+        return;
+    };
+    let backend = Backend::Postgres(db);
+    let app = backend
+        .app()
+        .variable("hub_max_unread", "2")
+        .start()
+        .await
+        .unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    send(&c, &base, "a", "b", "m1").await;
+    run_sql(
+        &backend,
+        &app,
+        "DROP FUNCTION hub_send_2; DROP FUNCTION hub_inbox_has_room_2;",
+    )
+    .await;
+
+    assert_eq!(send(&c, &base, "a", "b", "m2").await["id"], 2);
+    let res = c
+        .post(app.url("/api/send"))
+        .json(&json!({"from": "a", "to": "b", "body": "one too many"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::INSUFFICIENT_STORAGE, "two unread");
+    send(&c, &base, "a", "c", "m3").await;
+    assert_eq!(
+        bodies(&inbox(&c, &base, "b", "ack=true").await),
+        ["m1", "m2"]
+    );
+    assert_eq!(bodies(&inbox(&c, &base, "c", "ack=true").await), ["m3"]);
+    app.stop().await;
+}
+
 /// An app in production with the tokens `tok-laptop` and `tok-ci` bound to their machines.
 async fn production_app() -> TestApp {
     // sha256("tok-laptop"), sha256("tok-ci")
@@ -2155,7 +2196,8 @@ fn drop_counts(backend: &Backend) -> &'static str {
         }
         Backend::Postgres(_) => {
             "DROP TRIGGER hub_count_messages ON hub_messages; DROP FUNCTION hub_count_messages(); \
-             DROP FUNCTION hub_inbox_has_room; ALTER TABLE hub_machines DROP COLUMN unread_kept;"
+             DROP FUNCTION hub_inbox_has_room_2; \
+             ALTER TABLE hub_machines DROP COLUMN unread_kept;"
         }
     }
 }

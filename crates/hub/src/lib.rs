@@ -31,7 +31,7 @@
 //! how far SQLite's full-text index goes), `hub_sends` (idempotency keys); the full-text index
 //! (SQLite: the FTS5 table `hub_search`, one row per message, filled by the first search after a
 //! send; PostgreSQL: the generated column `search` with a GIN index); on PostgreSQL also the
-//! functions `hub_inbox_has_room`, `hub_count_messages` (the triggers') and `hub_send_1` (a
+//! functions `hub_inbox_has_room_2`, `hub_count_messages` (the triggers') and `hub_send_2` (a
 //! send in one statement); on SQLite also the view `hub_send`, always empty, whose `INSTEAD OF
 //! INSERT` trigger stores a send. A database of an earlier release gains the columns and
 //! objects it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of
@@ -99,7 +99,7 @@
 //!    sender; the same key with another recipient or body is refused (422), never answered
 //!    with the first message.
 //! 8. **Bounded.** An inbox holds at most `hub_max_unread` messages: the count is taken under
-//!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_inbox_has_room`, a
+//!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_inbox_has_room_2`, a
 //!    `VOLATILE` function whose fresh snapshot sees every send committed before the lock was
 //!    taken). It is `unread_kept`, which counts expired messages until the purge deletes them,
 //!    so it is never below the truth; only when it reaches the cap are the inbox's messages
