@@ -6,7 +6,8 @@
 //!   over `ROUNDS` rounds; on PostgreSQL the waiter and the sender use different instances);
 //! - 100 idle waiters held for `IDLE_SECONDS`, arriving at once, then 100 more arriving
 //!   `ARRIVAL_GAP` apart: the CPU the whole process used meanwhile (host and client, in % of
-//!   one core) and, on PostgreSQL, the statements per second they cost;
+//!   one core) and, on PostgreSQL, the statements per second they cost and the CPU of the
+//!   server's processes meanwhile (every process named `postgres` this machine shows);
 //! - send p50 with the 100 waiters held, against without;
 //! - 1,000 open event streams on SQLite: the memory they take (resident set of the process, host
 //!   and client), per stream.
@@ -56,14 +57,46 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// CPU time (user + system) this process has used.
 fn cpu_time() -> anyhow::Result<Duration> {
     let stat = std::fs::read_to_string("/proc/self/stat")?;
-    let fields: Vec<&str> = stat
-        .rsplit_once(") ")
-        .map_or("", |(_, rest)| rest)
-        .split_whitespace()
-        .collect();
-    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
+    stat_command_and_cpu(&stat)
+        .map(|(_, cpu)| cpu)
+        .ok_or_else(|| anyhow::anyhow!("unreadable /proc/self/stat"))
+}
+
+/// The command name and CPU time (user + system) of a `/proc/<pid>/stat`.
+fn stat_command_and_cpu(stat: &str) -> Option<(&str, Duration)> {
+    let (head, rest) = stat.rsplit_once(") ")?;
+    let command = head.split_once(" (")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     // Linux reports in clock ticks of 1/100 s on every platform dochub runs on.
-    Ok(Duration::from_millis(ticks * 10))
+    Some((command, Duration::from_millis(ticks * 10)))
+}
+
+/// CPU time of each process of this machine's PostgreSQL server (backends, WAL writer,
+/// checkpointer), by pid: the store's share of what waiters cost, which the process's own time
+/// leaves out. Empty when the server's processes are not visible.
+fn postgres_cpu_times() -> std::collections::HashMap<u32, Duration> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Default::default();
+    };
+    entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let (command, cpu) = stat_command_and_cpu(&stat)?;
+            (command == "postgres").then_some((pid, cpu))
+        })
+        .collect()
+}
+
+/// The CPU PostgreSQL's processes used between `before` and now; one that ended meanwhile
+/// is not counted, so this is a lower bound.
+fn postgres_cpu_since(before: &std::collections::HashMap<u32, Duration>) -> Duration {
+    postgres_cpu_times()
+        .into_iter()
+        .map(|(pid, cpu)| cpu.saturating_sub(before.get(&pid).copied().unwrap_or_default()))
+        .sum()
 }
 
 async fn send(c: &Client, base: &str, to: &str) -> anyhow::Result<()> {
@@ -262,22 +295,32 @@ async fn idle(
         })
         .collect();
     tokio::time::sleep(Duration::from_secs(1) + gap * WAITERS as u32).await;
-    let (cpu, commits, start) = (
+    let (cpu, commits, server_cpu, start) = (
         cpu_time()?,
         match pg {
             Some(db) => Some(pg_commits(db).await?),
             None => None,
         },
+        postgres_cpu_times(),
         Instant::now(),
     );
     tokio::time::sleep(Duration::from_secs(IDLE_SECONDS)).await;
     let used = cpu_time()? - cpu;
+    let server_used = postgres_cpu_since(&server_cpu);
     let held = start.elapsed();
     let rate = match (pg, commits) {
         (Some(db), Some(before)) => {
             let after = pg_commits(db).await?;
+            let server = if server_cpu.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", PostgreSQL's processes {:.1} %",
+                    server_used.as_secs_f64() / held.as_secs_f64() * 100.0
+                )
+            };
             format!(
-                ", {:.0} statements/s",
+                ", {:.0} statements/s{server}",
                 (after - before) as f64 / held.as_secs_f64()
             )
         }
