@@ -80,6 +80,13 @@ impl Sql for Store {
         }
     }
 
+    fn query_row(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlValue>, SqlError> {
+        match self {
+            Store::Sqlite(db) => db.query_row(sql, params),
+            Store::Postgres(db) => db.query_row(sql, params),
+        }
+    }
+
     fn answer_busy_at_once(&self) -> Result<(), SqlError> {
         match self {
             Store::Sqlite(db) => db.answer_busy_at_once(),

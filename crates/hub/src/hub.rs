@@ -1055,8 +1055,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             let targets = targets_sql(Dialect::Postgres, broadcast);
             at_once::postgres_send_sql(broadcast, &targets, false)
         };
-        let rows = self.query(&sql, &params)?;
-        let row = rows.into_iter().next().unwrap_or_default();
+        let row = self.query_row(&sql, &params)?;
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
         let max_read = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
         let stored = match (value(0), value(1), value(2), value(3), value(4)) {
@@ -1657,6 +1656,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let dialect = self.db.dialect();
         self.db
             .query(&dialect.statement(sql), params)
+            .map_err(store_error)
+    }
+
+    fn query_row(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlValue>, HubError> {
+        let dialect = self.db.dialect();
+        self.db
+            .query_row(&dialect.statement(sql), params)
             .map_err(store_error)
     }
 

@@ -152,7 +152,7 @@ pub use model::{
     MAX_NAME_LEN, MAX_SUBJECT_CHARS, MachineEntry, MachineName, Message, Recipient, SendRequest,
     iso_millis,
 };
-pub use sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure};
+pub use sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure, first_row};
 
 /// Why a hub operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

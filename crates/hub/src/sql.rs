@@ -193,6 +193,13 @@ pub trait Sql {
     /// Runs one statement and returns how many rows it inserted, updated or deleted.
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError>;
 
+    /// Runs a query that always returns exactly one row (a call of a function that returns
+    /// one, a `SELECT` of scalars) and returns that row. A store that must rewrite other
+    /// queries to learn whether they returned rows (Spin's PostgreSQL) runs this one as written.
+    fn query_row(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlValue>, SqlError> {
+        first_row(self.query(sql, params)?)
+    }
+
     /// SQLite: has this connection answer at once, busy, when another holds the write lock
     /// (`busy_timeout` 0), so that the hub paces its own waits for it. The setting stays with
     /// the connection: one that serves many requests may remember that it ran this and skip
@@ -200,6 +207,13 @@ pub trait Sql {
     fn answer_busy_at_once(&self) -> Result<(), SqlError> {
         self.query("PRAGMA busy_timeout = 0", &[]).map(drop)
     }
+}
+
+/// The one row of [`Sql::query_row`]'s answer, or an error when there is none.
+pub fn first_row<R>(rows: Vec<R>) -> Result<R, SqlError> {
+    rows.into_iter()
+        .next()
+        .ok_or_else(|| SqlError("a query of one row answered none".to_owned()))
 }
 
 impl<S: Sql + ?Sized> Sql for &S {
@@ -213,6 +227,10 @@ impl<S: Sql + ?Sized> Sql for &S {
 
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
         (**self).execute(sql, params)
+    }
+
+    fn query_row(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlValue>, SqlError> {
+        (**self).query_row(sql, params)
     }
 
     fn answer_busy_at_once(&self) -> Result<(), SqlError> {
