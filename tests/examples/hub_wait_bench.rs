@@ -301,23 +301,22 @@ async fn idle(
             Some(db) => Some(pg_commits(db).await?),
             None => None,
         },
-        postgres_cpu_times(),
+        pg.map(|_| postgres_cpu_times()),
         Instant::now(),
     );
     tokio::time::sleep(Duration::from_secs(IDLE_SECONDS)).await;
     let used = cpu_time()? - cpu;
-    let server_used = postgres_cpu_since(&server_cpu);
+    let server_used = server_cpu.as_ref().map(postgres_cpu_since);
     let held = start.elapsed();
     let rate = match (pg, commits) {
         (Some(db), Some(before)) => {
             let after = pg_commits(db).await?;
-            let server = if server_cpu.is_empty() {
-                String::new()
-            } else {
-                format!(
+            let server = match (&server_cpu, server_used) {
+                (Some(before), Some(used)) if !before.is_empty() => format!(
                     ", PostgreSQL's processes {:.1} %",
-                    server_used.as_secs_f64() / held.as_secs_f64() * 100.0
-                )
+                    used.as_secs_f64() / held.as_secs_f64() * 100.0
+                ),
+                _ => String::new(),
             };
             format!(
                 ", {:.0} statements/s{server}",
