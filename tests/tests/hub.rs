@@ -1006,9 +1006,11 @@ async fn two_hosts_sharing_postgres_deliver_exactly_once() {
     two.stop().await;
 }
 
-/// A PostgreSQL store of the release before has neither `hub_send_2` nor
-/// `hub_inbox_has_room_2`: the first send after the upgrade makes them, and the unread cap
-/// holds through them.
+/// A PostgreSQL store of the release before, which drew ids from the counter row, has no
+/// sequence of ids nor `hub_send_3` and the functions it calls: the first send after the
+/// upgrade makes them and goes on after every id given, an instance of the release before
+/// still sending beside it takes its ids from the sequence too (never one twice), and the
+/// unread cap holds through the new functions.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_postgres_store_of_the_release_before_gains_the_send_functions() {
     let Some(db) = PgDb::create().await else {
@@ -1026,11 +1028,23 @@ async fn a_postgres_store_of_the_release_before_gains_the_send_functions() {
     run_sql(
         &backend,
         &app,
-        "DROP FUNCTION hub_send_2; DROP FUNCTION hub_inbox_has_room_2;",
+        "DROP FUNCTION hub_send_3; DROP FUNCTION hub_inbox_has_room_3; \
+         DROP FUNCTION hub_mailbox_clock_3; \
+         DROP TRIGGER hub_ids_from_sequence ON hub_counter; \
+         DROP FUNCTION hub_ids_from_sequence(); DROP SEQUENCE hub_message_ids; \
+         UPDATE hub_counter SET value = 41 WHERE name = 'ids';",
     )
     .await;
 
-    assert_eq!(send(&c, &base, "a", "b", "m2").await["id"], 2);
+    assert_eq!(send(&c, &base, "a", "b", "m2").await["id"], 42);
+    // The release before takes an id as this does (43).
+    run_sql(
+        &backend,
+        &app,
+        "UPDATE hub_counter SET value = value + 1 WHERE name = 'ids';",
+    )
+    .await;
+    assert_eq!(send(&c, &base, "a", "c", "m3").await["id"], 44);
     let res = c
         .post(app.url("/api/send"))
         .json(&json!({"from": "a", "to": "b", "body": "one too many"}))
@@ -1038,7 +1052,6 @@ async fn a_postgres_store_of_the_release_before_gains_the_send_functions() {
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::INSUFFICIENT_STORAGE, "two unread");
-    send(&c, &base, "a", "c", "m3").await;
     assert_eq!(
         bodies(&inbox(&c, &base, "b", "ack=true").await),
         ["m1", "m2"]
@@ -2196,7 +2209,7 @@ fn drop_counts(backend: &Backend) -> &'static str {
         }
         Backend::Postgres(_) => {
             "DROP TRIGGER hub_count_messages ON hub_messages; DROP FUNCTION hub_count_messages(); \
-             DROP FUNCTION hub_inbox_has_room_2; \
+             DROP FUNCTION hub_inbox_has_room_3; \
              ALTER TABLE hub_machines DROP COLUMN unread_kept;"
         }
     }

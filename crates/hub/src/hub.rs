@@ -67,8 +67,10 @@ const PURGE_EVERY_MS: i64 = 60 * 1000;
 /// The schema, created on first use and whenever a send finds a counter row missing. Every
 /// statement is idempotent, so a set-up that races another, or follows one that stopped
 /// half-way, completes it. Messages are one row per recipient; `id` is the hub-wide message id
-/// (the copies of a broadcast share it), allocated from `hub_counter` under its row lock, so
-/// ids are committed in increasing order (see the crate docs).
+/// (the copies of a broadcast share it), allocated on SQLite from `hub_counter` under the write
+/// lock and on PostgreSQL from `hub_message_ids` under the locks of the machines written
+/// ([`PG_MESSAGE_IDS`]), so ids are committed in increasing order, within each mailbox on
+/// PostgreSQL (see the crate docs).
 ///
 /// A machine's mailbox is its rows: one per message it received (`read_at` NULL while unread,
 /// the inbox) and one per message it sent to others (written read). The columns after `created`
@@ -195,13 +197,18 @@ const COUNT_MESSAGES: &str = "UPDATE hub_machines SET \
 /// SQL for whether the inbox `name` has room for one more unread message, given `cap`
 /// ([`Limits::max_unread`]) and `oldest` (the oldest creation time not expired): its count says
 /// so, or else its unexpired unread rows, counted up to the cap. `CASE` runs that walk only
-/// when the count reaches the cap.
+/// when the count reaches the cap. On SQLite, where ids follow creation times across the whole
+/// hub, the walk finds the unexpired rows by id alone ([`first_unexpired`]).
 fn has_room(name: &str, oldest: &str, cap: &str) -> String {
+    has_room_where(name, cap, &format!("u.id >= {}", first_unexpired(oldest)))
+}
+
+/// [`has_room`] with the walk's test of an unexpired row (`u`) given.
+fn has_room_where(name: &str, cap: &str, unexpired: &str) -> String {
     format!(
         "CASE WHEN (SELECT unread_kept FROM hub_machines WHERE hub_machines.name = {name}) < {cap} \
          THEN true ELSE (SELECT COUNT(*) FROM (SELECT 1 FROM hub_messages u \
-         WHERE u.machine = {name} AND u.read_at IS NULL AND u.id >= {} LIMIT {cap}) n) < {cap} END",
-        first_unexpired(oldest)
+         WHERE u.machine = {name} AND u.read_at IS NULL AND {unexpired} LIMIT {cap}) n) < {cap} END"
     )
 }
 
@@ -246,22 +253,56 @@ fn pg_count_messages() -> String {
     )
 }
 
-/// The function `hub_inbox_has_room_2` ([`has_room`]), which a send calls after it has taken
-/// the counter lock: a `VOLATILE` function takes a fresh snapshot for each query, where the
+/// The function `hub_inbox_has_room_3` ([`has_room`]), which a send calls after it has locked
+/// the recipient's row: a `VOLATILE` function takes a fresh snapshot for each query, where the
 /// send statement has the snapshot of its start, taken before it waited for the lock; so the
 /// count sees every send that committed meanwhile, and the unread cap is exact. `locked` is
 /// the id the caller allocated under the lock: passing it makes the call depend on the lock
 /// having been taken. PL/pgSQL, not SQL: PostgreSQL plans an SQL function's query anew at
 /// every call (0.45 ms, a third of a send), and keeps a PL/pgSQL one's plan for the session.
-/// (`hub_inbox_has_room`, the SQL one, `hub_inbox_unread_since` and `hub_unread` of earlier
-/// releases are unused.)
+/// Its walk tests each row's creation time: ids follow creation times within a mailbox only
+/// ([`PG_MESSAGE_IDS`]). (`hub_inbox_has_room_2`, `hub_inbox_has_room`,
+/// `hub_inbox_unread_since` and `hub_unread` of earlier releases are unused.)
 fn pg_inbox_has_room() -> String {
     format!(
-        "CREATE OR REPLACE FUNCTION hub_inbox_has_room_2(inbox TEXT, cap BIGINT, oldest BIGINT, \
+        "CREATE OR REPLACE FUNCTION hub_inbox_has_room_3(inbox TEXT, cap BIGINT, oldest BIGINT, \
          locked BIGINT) RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $f$ \
          BEGIN RETURN {room}; END $f$",
-        room = has_room("inbox", "oldest", "cap"),
+        room = has_room_where("inbox", "cap", "u.created >= oldest"),
     )
+}
+
+/// PostgreSQL's message ids: the sequence `hub_message_ids`, which a send draws from only
+/// once it holds the row of every machine whose mailbox it writes (its sender and its
+/// recipients), so ids are committed in increasing order within each mailbox, and sends to
+/// different machines commit side by side (a counter row held to each commit let one send
+/// commit at a time). Made once, in one step, starting after every id given before; with it a
+/// trigger that makes an earlier release's `UPDATE hub_counter SET value = value + 1 WHERE
+/// name = 'ids'` take its id from the sequence too, so instances of both releases on one
+/// database never give one id twice. The trigger waits for such a send in flight to commit,
+/// and the start is read after it, so it counts that send's id.
+const PG_MESSAGE_IDS: &str = "DO $$ BEGIN IF to_regclass('hub_message_ids') IS NULL THEN \
+     CREATE SEQUENCE hub_message_ids; \
+     CREATE OR REPLACE FUNCTION hub_ids_from_sequence() RETURNS trigger LANGUAGE plpgsql AS $f$ \
+       BEGIN NEW.value := nextval('hub_message_ids'); RETURN NEW; END $f$; \
+     CREATE TRIGGER hub_ids_from_sequence BEFORE UPDATE ON hub_counter FOR EACH ROW \
+       WHEN (NEW.name = 'ids') EXECUTE FUNCTION hub_ids_from_sequence(); \
+     PERFORM setval('hub_message_ids', GREATEST(1, last.id), last.id >= 1) FROM \
+       (SELECT GREATEST(0, (SELECT value FROM hub_counter WHERE name = 'ids'), \
+         (SELECT MAX(id) FROM hub_messages), (SELECT MAX(id) FROM hub_sends)) AS id) last; \
+     END IF; END $$";
+
+/// The function `hub_mailbox_clock_3`: a send's timestamp, the later of `at` (the sender's
+/// clock) and the newest message in each of the `mailboxes` it writes, whose rows it has
+/// locked (`locked`, as in [`pg_inbox_has_room`]). Fresh snapshots, so a send committed while
+/// this one waited for the lock is seen. Timestamps therefore never go back in id order within
+/// a mailbox, the order in which a machine reads them.
+fn pg_mailbox_clock() -> &'static str {
+    "CREATE OR REPLACE FUNCTION hub_mailbox_clock_3(mailboxes TEXT[], at BIGINT, locked BIGINT) \
+     RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS $f$ BEGIN RETURN GREATEST(at, \
+     (SELECT MAX(newest.created) FROM unnest(mailboxes) AS box(owner) CROSS JOIN LATERAL \
+     (SELECT m.created FROM hub_messages m WHERE m.machine = box.owner \
+     ORDER BY m.id DESC LIMIT 1) newest)); END $f$"
 }
 
 /// SQLite's full-text index of subjects and bodies: one row per message (its id as rowid), not
@@ -1010,18 +1051,22 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         Ok(Stored::Message { id, created, trim })
     }
 
-    /// One statement, in this order: allocate the id (the counter's row lock is held until the
-    /// statement commits, so sends are serialized from here on), advance the hub's clock row
-    /// under that lock (so timestamps never go back in id order), pick the recipients with
-    /// room (decided by `hub_inbox_has_room_2`, which takes a fresh snapshot: it sees every send
-    /// that committed before this one took the lock), claim the idempotency key, and store the
-    /// copies only if the key was claimed and, for a direct send, the inbox had room.
-    /// Always answers one row: Spin v4.0.2 never answers a query without rows.
+    /// One statement, in this order: lock the rows of the machines whose mailboxes it writes
+    /// (its sender and recipients, in name order, so two sends never wait for each other in a
+    /// circle; a row a purge has just deleted is made again, as a message's count would make
+    /// it), draw the id from `hub_message_ids` and take the timestamp from those mailboxes
+    /// (`hub_mailbox_clock_3`) under those locks, pick the recipients with room (decided by
+    /// `hub_inbox_has_room_3`, which takes a fresh snapshot: it sees every send that committed
+    /// before this one took the lock), claim the idempotency key, and store the copies only if
+    /// the key was claimed and, for a direct send, the inbox had room. The locks are held until
+    /// the statement commits, so sends to one machine commit one at a time, in id order, and
+    /// sends to different machines side by side. Always answers one row: Spin v4.0.2 never
+    /// answers a query without rows.
     ///
     /// With `gate` ([`Hub::send_at_once`]) the statement first checks that the send needs
     /// nothing else written, and touches nothing when it does ([`Stored::NotAtOnce`]); it then
-    /// also records the sender as seen, after the counter lock like every other lock a send
-    /// takes, and reads its read messages' count there, fresh, to decide the trim. Answers
+    /// also records the sender as seen, in the same update that locks its row, and reads its
+    /// read messages' count there, fresh, to decide the trim. Answers
     /// the thread of the message replied to, when there is one.
     fn insert_postgres(
         &self,
@@ -1059,7 +1104,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
         let max_read = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
         let stored = match (value(0), value(1), value(2), value(3), value(4)) {
-            // The gate closed: no counter was touched.
+            // The gate closed: no row was locked, no id drawn.
             (None, _, _, _, _) if gate && row.get(7) == Some(&SqlValue::Int(0)) => {
                 Stored::NotAtOnce
             }
@@ -1546,7 +1591,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 for statement in PG_SEARCH {
                     self.execute(statement, &[])?;
                 }
+                self.execute(PG_MESSAGE_IDS, &[])?;
                 self.execute(&pg_inbox_has_room(), &[])?;
+                self.execute(pg_mailbox_clock(), &[])?;
                 self.execute(&at_once::postgres_send_function(), &[])?;
             }
         }
@@ -1815,8 +1862,8 @@ fn trim_read_sql(machine: &str, cap: &str) -> String {
 /// broadcast or a direct send, with the parameters `$1`..`$4` ([`Hub::target_params`]);
 /// expired messages take no room, purged or not. PostgreSQL must be able to type every
 /// parameter, so both forms name all four. On PostgreSQL it runs inside
-/// [`Hub::insert_postgres`]'s statement, after the counter lock (`c`): `hub_inbox_has_room_2`
-/// gets `c.value` so that it cannot run earlier.
+/// [`Hub::insert_postgres`]'s statement, after the recipients' rows are locked and the id
+/// drawn (`c`): `hub_inbox_has_room_3` gets `c.value` so that it cannot run earlier.
 fn targets_sql(dialect: Dialect, broadcast: bool) -> String {
     let candidates = if broadcast {
         "SELECT m.name AS name FROM hub_machines m \
@@ -1832,7 +1879,7 @@ fn targets_sql(dialect: Dialect, broadcast: bool) -> String {
         ),
         Dialect::Postgres => format!(
             "SELECT x.name AS name FROM c, ({candidates}) x \
-             WHERE hub_inbox_has_room_2(x.name, CAST($4 AS BIGINT), CAST($3 AS BIGINT), \
+             WHERE hub_inbox_has_room_3(x.name, CAST($4 AS BIGINT), CAST($3 AS BIGINT), \
              c.value)"
         ),
     }

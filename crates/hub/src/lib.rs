@@ -31,7 +31,9 @@
 //! how far SQLite's full-text index goes), `hub_sends` (idempotency keys); the full-text index
 //! (SQLite: the FTS5 table `hub_search`, one row per message, filled by the first search after a
 //! send; PostgreSQL: the generated column `search` with a GIN index); on PostgreSQL also the
-//! functions `hub_inbox_has_room_2`, `hub_count_messages` (the triggers') and `hub_send_2` (a
+//! sequence `hub_message_ids` (message ids) and the functions `hub_inbox_has_room_3`,
+//! `hub_mailbox_clock_3`, `hub_count_messages` (the triggers'), `hub_ids_from_sequence` (a
+//! trigger that gives an earlier release's counter update a sequence id) and `hub_send_3` (a
 //! send in one statement); on SQLite also the view `hub_send`, always empty, whose `INSTEAD OF
 //! INSERT` trigger stores a send. A database of an earlier release gains the columns and
 //! objects it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of
@@ -59,14 +61,21 @@
 //!    what that read finds missing (after a purge, both): on SQLite inside its transaction; on
 //!    PostgreSQL a purge racing that read (or the checks) may forget a recipient it found, as
 //!    one may between the look and the insert of registering.
-//! 2. **Ids are committed in increasing order.** The id comes from `UPDATE hub_counter SET value =
-//!    value + 1 … RETURNING value`. On PostgreSQL that row stays locked until the statement that
-//!    took it commits, and the copies are inserted by that same statement (one `WITH` statement),
-//!    so no smaller id can commit after a larger one is visible. On SQLite the send is one
-//!    `BEGIN IMMEDIATE` transaction, or one statement that writes, and writers are serialized.
-//!    Hence: once a reader sees id `n` in an inbox, every message of that inbox with an id
-//!    below `n` is already visible, which is what lets an event stream resume after the last
-//!    id it sent.
+//! 2. **Ids are committed in increasing order within each mailbox.** On SQLite the id comes
+//!    from `UPDATE hub_counter SET value = value + 1 … RETURNING value`, inside one `BEGIN
+//!    IMMEDIATE` transaction or one statement that writes, and writers are serialized: ids are
+//!    committed in increasing order across the hub. On PostgreSQL a send first locks the
+//!    `hub_machines` rows of every machine whose mailbox it writes (its sender and its
+//!    recipients, in name order), then draws the id from the sequence `hub_message_ids`, and
+//!    inserts the copies in that same statement (one `WITH` statement); the rows stay locked
+//!    until it commits. A later send to any of those machines waits for the lock, so it draws a
+//!    larger id and commits after: no smaller id can commit in a mailbox after a larger one is
+//!    visible there. Sends to other machines commit side by side. Hence: once a reader sees id
+//!    `n` in an inbox, every message of that inbox with an id below `n` is already visible,
+//!    which is what lets an event stream resume after the last id it sent. (While an instance
+//!    of the release before, which drew ids from the counter row, still sends to the same
+//!    database, its ids come from the sequence too, through a trigger, and are never given
+//!    twice; this order holds between its sends and this release's only once it is gone.)
 //! 3. **An acknowledging read (`ack=true`) returns each message to one reader only, and marks
 //!    read only what it returns.** It is at most once: the mark commits before the answer is
 //!    delivered, so an answer lost on the way takes its messages out of the inbox (they stay in
@@ -86,11 +95,14 @@
 //! 5. **Order.** An inbox is read by `ORDER BY id`, that is in commit order (2). A sender that
 //!    waits for each 201 before its next send finds its messages in the order it sent them;
 //!    sends in flight at the same time (one sender's or several) are ordered as they commit.
-//! 6. **Timestamps never go back in id order.** A send sets the `clock` row to the greater of
-//!    its value and the sender's clock, under the same lock as its id (PostgreSQL: in the same
-//!    statement, after the id; SQLite: in the same transaction), and stamps the message with
-//!    the result. A clock that steps back repeats the last timestamp; one that runs ahead
-//!    carries the hub's timestamps ahead with it until the others catch up.
+//! 6. **Timestamps never go back in id order**, on SQLite across the hub and on PostgreSQL
+//!    within each mailbox, the order in which a machine reads. On SQLite a send sets the
+//!    `clock` row to the greater of its value and the sender's clock, in the transaction that
+//!    takes its id, and stamps the message with the result. On PostgreSQL the stamp is the
+//!    greater of the sender's clock and the newest message in each mailbox it writes, read
+//!    under the same locks as its id (`hub_mailbox_clock_3`, with fresh snapshots). A clock
+//!    that steps back repeats the last timestamp; one that runs ahead carries the timestamps of
+//!    the mailboxes it writes ahead with it until the others catch up.
 //! 7. **Idempotent send.** With an `Idempotency-Key`, the send first looks the key up; on
 //!    PostgreSQL the key row is claimed in the same statement as the copies (`ON CONFLICT DO
 //!    NOTHING`, and the copies are written only if the claim succeeded), on SQLite in the same
@@ -99,13 +111,13 @@
 //!    sender; the same key with another recipient or body is refused (422), never answered
 //!    with the first message.
 //! 8. **Bounded.** An inbox holds at most `hub_max_unread` messages: the count is taken under
-//!    the id lock (SQLite: inside the transaction; PostgreSQL: by `hub_inbox_has_room_2`, a
-//!    `VOLATILE` function whose fresh snapshot sees every send committed before the lock was
-//!    taken). It is `unread_kept`, which counts expired messages until the purge deletes them,
-//!    so it is never below the truth; only when it reaches the cap are the inbox's messages
-//!    not yet expired counted one by one, so the cap is exact. The hub knows at most
-//!    `hub_max_machines` machines (senders, registering readers and every recipient named),
-//!    so the store holds at most that many inboxes of
+//!    the id lock (SQLite: inside the transaction; PostgreSQL: under the recipient's row lock,
+//!    by `hub_inbox_has_room_3`, a `VOLATILE` function whose fresh snapshot sees every send
+//!    committed before the lock was taken). It is `unread_kept`, which counts expired
+//!    messages until the purge deletes them, so it is never below the truth; only when it
+//!    reaches the cap are the inbox's messages not yet expired counted one by one, so the cap
+//!    is exact. The hub knows at most `hub_max_machines` machines (senders, registering
+//!    readers and every recipient named), so the store holds at most that many inboxes of
 //!    `hub_max_unread` messages of 64 KiB (on PostgreSQL, new names that race may pass the
 //!    machine cap by as many as race). At most once a minute, the first send after the
 //!    minute purges messages older than `hub_retention_days`, read or not, machines unseen for

@@ -16,16 +16,16 @@
 //!   writes are one atomic unit, serialized with every other writer, as a `BEGIN IMMEDIATE`
 //!   transaction is.
 //! - PostgreSQL: [`Hub::insert_postgres`]'s statement with the checks in front
-//!   ([`postgres_send_sql`]); the counter's row lock orders it as before. It runs inside the
-//!   function `hub_send_2` ([`postgres_send_function`]), whose plan the connection keeps:
+//!   ([`postgres_send_sql`]); the locks of the machines it writes order it as before. It runs inside the
+//!   function `hub_send_3` ([`postgres_send_function`]), whose plan the connection keeps:
 //!   Spin offers no prepared statements, and parsing and planning the statement took as long
 //!   as running it. Inside a `VOLATILE` function the statement takes its snapshot when it
 //!   starts, as a statement of its own does, so the reasoning of the crate docs holds.
 //!
 //! The view, its trigger and the function are stored in the database: a later release that
 //! changes one gives it a new name, so that a database set up by this one is completed, not
-//! misread. (`hub_send_1`, of the release before, called the room check that planned its
-//! query at every call; it is unused.)
+//! misread. (`hub_send_2` drew ids from a counter row held to its commit, and `hub_send_1`
+//! called the room check that planned its query at every call; both are unused.)
 
 use super::*;
 
@@ -108,6 +108,14 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
     } else {
         "WHERE EXISTS (SELECT 1 FROM t)"
     };
+    // The machines whose mailboxes the send writes, each once: their rows are locked before
+    // the id is drawn.
+    let mailboxes = if broadcast {
+        "SELECT CAST($6 AS TEXT) AS owner UNION SELECT m.name FROM hub_machines m \
+         WHERE m.name <> $2 AND m.last_seen >= $3"
+    } else {
+        "SELECT DISTINCT v.owner FROM (VALUES (CAST($6 AS TEXT)), (CAST($7 AS TEXT))) v(owner)"
+    };
     let (pre, open, seen, replied, answers) = if gate {
         let known_recipient = if broadcast {
             ""
@@ -131,19 +139,26 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
                    AND (CAST($13 AS BIGINT) IS NULL OR EXISTS ({replied})) AS fast, \
                    ({replied}) AS replied), "
             ),
-            "AND (SELECT fast FROM pre)",
-            // After the counter's lock, like every other lock a send takes. An update finds
-            // the row as the last send that committed left it, so its count is fresh.
-            "seen AS (UPDATE hub_machines SET last_seen = CASE \
-               WHEN last_seen <= CAST($9 AS BIGINT) - CAST($15 AS BIGINT) \
-               THEN CAST($9 AS BIGINT) ELSE last_seen END \
-             WHERE name = CAST($6 AS TEXT) AND EXISTS (SELECT 1 FROM c) RETURNING read_kept), ",
+            "WHERE (SELECT fast FROM pre)",
+            // In the update that locks the sender's row: a later update of a row by the same
+            // statement would be skipped. It finds the row as the last send that committed
+            // left it, so its count is fresh.
+            "CASE WHEN hub_machines.name = CAST($6 AS TEXT) \
+               AND hub_machines.last_seen <= CAST($9 AS BIGINT) - CAST($15 AS BIGINT) \
+             THEN CAST($9 AS BIGINT) ELSE hub_machines.last_seen END",
             "COALESCE(CAST($12 AS BIGINT), (SELECT replied FROM pre))",
             ", CAST(CASE WHEN (SELECT fast FROM pre) THEN 1 ELSE 0 END AS BIGINT), \
-             (SELECT read_kept FROM seen), (SELECT replied FROM pre)",
+             (SELECT read_kept FROM lk WHERE name = CAST($6 AS TEXT)), \
+             (SELECT replied FROM pre)",
         )
     } else {
-        (String::new(), "", "", "CAST($12 AS BIGINT)", "")
+        (
+            String::new(),
+            "",
+            "hub_machines.last_seen",
+            "CAST($12 AS BIGINT)",
+            "",
+        )
     };
     let columns = "machine, id, sender, recipient, body, created, subject, importance, thread, \
                    reply_to";
@@ -153,11 +168,14 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
          CAST($13 AS BIGINT)"
     );
     format!(
-        "WITH {pre}c AS (UPDATE hub_counter SET value = value + 1 WHERE name = 'ids' {open} \
-           RETURNING value), \
-         clock AS (UPDATE hub_counter SET value = GREATEST(value, CAST($9 AS BIGINT)) \
-           WHERE name = 'clock' AND EXISTS (SELECT 1 FROM c) RETURNING value), \
-         {seen}t AS ({targets}), \
+        "WITH {pre}lk AS (INSERT INTO hub_machines (name, last_seen) \
+           SELECT b.owner, 0 FROM ({mailboxes}) b {open} ORDER BY b.owner \
+           ON CONFLICT (name) DO UPDATE SET last_seen = {seen} RETURNING name, read_kept), \
+         c AS (SELECT nextval('hub_message_ids') AS value \
+           FROM (SELECT COUNT(*) AS locked FROM lk) l WHERE l.locked > 0), \
+         clock AS (SELECT hub_mailbox_clock_3(ARRAY(SELECT name FROM lk), \
+           CAST($9 AS BIGINT), c.value) AS value FROM c), \
+         t AS ({targets}), \
          ok AS (SELECT c.value AS id, clock.value AS created FROM c, clock {needs_room}), \
          k AS (INSERT INTO hub_sends (sender, idem_key, id, recipient, body, created, \
              subject, importance, thread, reply_to) \
@@ -180,10 +198,10 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
 }
 
 /// The call of [`postgres_send_function`], with the gated statement's fifteen parameters.
-pub(super) const POSTGRES_SEND_CALL: &str = "SELECT * FROM hub_send_2($1, $2, $3, $4, $5, $6, \
+pub(super) const POSTGRES_SEND_CALL: &str = "SELECT * FROM hub_send_3($1, $2, $3, $4, $5, $6, \
      $7, $8, $9, $10, $11, $12, $13, $14, $15)";
 
-/// The function `hub_send_2`: the gated statement ([`postgres_send_sql`]) for a broadcast or
+/// The function `hub_send_3`: the gated statement ([`postgres_send_sql`]) for a broadcast or
 /// a direct send, whose parameters it takes in the same order (`$n` in a PL/pgSQL body is the
 /// function's `n`th parameter). Its result columns are named apart from every column the
 /// statement reads, which PL/pgSQL would otherwise take for its own variables.
@@ -191,7 +209,7 @@ pub(super) fn postgres_send_function() -> String {
     let form =
         |broadcast| postgres_send_sql(broadcast, &targets_sql(Dialect::Postgres, broadcast), true);
     format!(
-        "CREATE OR REPLACE FUNCTION hub_send_2(TEXT, TEXT, BIGINT, BIGINT, TEXT, TEXT, TEXT, \
+        "CREATE OR REPLACE FUNCTION hub_send_3(TEXT, TEXT, BIGINT, BIGINT, TEXT, TEXT, TEXT, \
          TEXT, BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT) \
          RETURNS TABLE (send_id BIGINT, send_clock BIGINT, send_room BIGINT, send_stored BIGINT, \
          send_created BIGINT, send_copies BIGINT, send_own BIGINT, send_checked BIGINT, \
