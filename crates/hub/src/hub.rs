@@ -336,7 +336,22 @@ fn first_unexpired(oldest: &str) -> String {
 /// racing the same statement of another request fails (a duplicate key in `pg_type`); the next
 /// pass finds that object made and may meet the race on the next one, so there is one pass
 /// per object and a few more.
-const SET_UP_PASSES: usize = SCHEMA.len() + UPGRADE.len() + AFTER_UPGRADE.len() + 4;
+const SET_UP_PASSES: usize =
+    SCHEMA.len() + UPGRADE.len() + AFTER_UPGRADE.len() + PG_SEARCH.len() + PG_FUNCTIONS + 4;
+
+/// How many statements [`pg_functions`] makes.
+const PG_FUNCTIONS: usize = 4;
+
+/// PostgreSQL's sequence of ids and the functions a send calls, in the order they are made:
+/// each may race the same statement of another set-up, as every object may.
+fn pg_functions() -> [String; PG_FUNCTIONS] {
+    [
+        PG_MESSAGE_IDS.to_owned(),
+        pg_inbox_has_room(),
+        pg_mailbox_clock().to_owned(),
+        at_once::postgres_send_function(),
+    ]
+}
 
 /// What a send's insert did.
 enum Stored {
@@ -1591,10 +1606,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 for statement in PG_SEARCH {
                     self.execute(statement, &[])?;
                 }
-                self.execute(PG_MESSAGE_IDS, &[])?;
-                self.execute(&pg_inbox_has_room(), &[])?;
-                self.execute(pg_mailbox_clock(), &[])?;
-                self.execute(&at_once::postgres_send_function(), &[])?;
+                for statement in pg_functions() {
+                    self.execute(&statement, &[])?;
+                }
             }
         }
         Ok(())

@@ -16,10 +16,10 @@
 //!   writes are one atomic unit, serialized with every other writer, as a `BEGIN IMMEDIATE`
 //!   transaction is.
 //! - PostgreSQL: [`Hub::insert_postgres`]'s statement with the checks in front
-//!   ([`postgres_send_sql`]); the locks of the machines it writes order it as before. It runs inside the
-//!   function `hub_send_3` ([`postgres_send_function`]), whose plan the connection keeps:
-//!   Spin offers no prepared statements, and parsing and planning the statement took as long
-//!   as running it. Inside a `VOLATILE` function the statement takes its snapshot when it
+//!   ([`postgres_send_sql`]); the locks of the machines it writes order it as before. It runs
+//!   inside the function `hub_send_3` ([`postgres_send_function`]), whose plan the connection
+//!   keeps: Spin offers no prepared statements, and parsing and planning the statement took as
+//!   long as running it. Inside a `VOLATILE` function the statement takes its snapshot when it
 //!   starts, as a statement of its own does, so the reasoning of the crate docs holds.
 //!
 //! The view, its trigger and the function are stored in the database: a later release that
