@@ -1006,8 +1006,8 @@ async fn two_hosts_sharing_postgres_deliver_exactly_once() {
     two.stop().await;
 }
 
-/// A PostgreSQL store of the release before, which drew ids from the counter row, has no
-/// sequence of ids nor `hub_send_3` and the functions it calls: the first send after the
+/// A PostgreSQL store of a release before, which drew ids from the counter row, has no
+/// sequence of ids nor `hub_send_4` and the functions it calls: the first send after the
 /// upgrade makes them and goes on after every id given, an instance of the release before
 /// still sending beside it takes its ids from the sequence too (never one twice), and the
 /// unread cap holds through the new functions.
@@ -1028,8 +1028,8 @@ async fn a_postgres_store_of_the_release_before_gains_the_send_functions() {
     run_sql(
         &backend,
         &app,
-        "DROP FUNCTION hub_send_3; DROP FUNCTION hub_inbox_has_room_3; \
-         DROP FUNCTION hub_mailbox_clock_3; \
+        "DROP FUNCTION hub_send_4; DROP FUNCTION hub_trim_read_4; \
+         DROP FUNCTION hub_inbox_has_room_3; DROP FUNCTION hub_mailbox_clock_3; \
          DROP TRIGGER hub_ids_from_sequence ON hub_counter; \
          DROP FUNCTION hub_ids_from_sequence(); DROP SEQUENCE hub_message_ids; \
          UPDATE hub_counter SET value = 41 WHERE name = 'ids';",
@@ -2196,6 +2196,59 @@ async fn read_messages_are_kept_up_to_hub_max_read_in_an_upgraded_store_too(back
         [(6, true), (5, true), (4, true)],
         "trimmed to the newest three"
     );
+    app.stop().await;
+}
+
+on_both!(
+    a_busy_sender_keeps_hub_max_read,
+    a_busy_sender_racing_itself_keeps_hub_max_read_on_sqlite,
+    a_busy_sender_racing_itself_keeps_hub_max_read_on_postgres
+);
+
+/// One machine sending from eight clients at once, every send over its cap of read messages:
+/// each send trims in its own statement, so none is lost and the mailbox ends with exactly
+/// the newest `hub_max_read` of them.
+async fn a_busy_sender_keeps_hub_max_read(backend: Backend) {
+    let _crowd = dochub_tests::crowded_turn().await;
+    let app = backend
+        .app()
+        .variable("hub_max_read", "5")
+        .start()
+        .await
+        .unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let busy = unique("busy");
+    let inboxes: Vec<String> = (0..4).map(|i| unique(&format!("to{i}"))).collect();
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let (c, base, busy, to) = (
+                c.clone(),
+                base.clone(),
+                busy.clone(),
+                inboxes[i % inboxes.len()].clone(),
+            );
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for n in 0..25 {
+                    let sent = send(&c, &base, &busy, &to, &format!("{i}:{n}")).await;
+                    ids.push(sent["id"].as_u64().unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for t in tasks {
+        ids.extend(t.await.unwrap());
+    }
+    ids.sort_unstable();
+    let newest: Vec<(u64, bool)> = ids.iter().rev().take(5).map(|&id| (id, true)).collect();
+    assert_eq!(mailbox(&c, &app, &busy).await, newest, "the newest five");
+    let mut delivered = 0;
+    for to in &inboxes {
+        delivered += drain(&c, &base, to).await.len();
+    }
+    assert_eq!(delivered, 200, "every message in its inbox");
     app.stop().await;
 }
 

@@ -305,6 +305,23 @@ fn pg_mailbox_clock() -> &'static str {
      ORDER BY m.id DESC LIMIT 1) newest)); END $f$"
 }
 
+/// The function `hub_trim_read_4`: deletes `owner`'s oldest read messages past `cap`, counting
+/// `adding` read copies the calling statement is storing (its triggers have not counted them
+/// yet), and answers how many it deleted. A send calls it while it holds `owner`'s row
+/// (`locked`, as in [`pg_inbox_has_room`]), so the trim is part of the send: a busy sender's
+/// separate trim after each commit queued behind its next sends for that row. Its fresh
+/// snapshot sees what the trims of sends committed while this one waited have deleted; the
+/// send's own would not, and would take those rows again and delete fewer.
+fn pg_trim_read() -> String {
+    format!(
+        "CREATE OR REPLACE FUNCTION hub_trim_read_4(owner TEXT, cap BIGINT, adding BIGINT, \
+         locked BIGINT) RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS $f$ \
+         DECLARE gone BIGINT; BEGIN \
+         {trim}; GET DIAGNOSTICS gone = ROW_COUNT; RETURN gone; END $f$",
+        trim = trim_read_sql_counting("owner", "cap", "adding"),
+    )
+}
+
 /// SQLite's full-text index of subjects and bodies: one row per message (its id as rowid), not
 /// per copy. FTS5 is compiled into the SQLite of Spin v4.0.2 (rusqlite's bundled build).
 const SQLITE_SEARCH: &str = "CREATE VIRTUAL TABLE hub_search USING fts5(subject, body)";
@@ -340,7 +357,7 @@ const SET_UP_PASSES: usize =
     SCHEMA.len() + UPGRADE.len() + AFTER_UPGRADE.len() + PG_SEARCH.len() + PG_FUNCTIONS + 4;
 
 /// How many statements [`pg_functions`] makes.
-const PG_FUNCTIONS: usize = 4;
+const PG_FUNCTIONS: usize = 5;
 
 /// PostgreSQL's sequence of ids and the functions a send calls, in the order they are made:
 /// each may race the same statement of another set-up, as every object may.
@@ -349,6 +366,7 @@ fn pg_functions() -> [String; PG_FUNCTIONS] {
         PG_MESSAGE_IDS.to_owned(),
         pg_inbox_has_room(),
         pg_mailbox_clock().to_owned(),
+        pg_trim_read(),
         at_once::postgres_send_function(),
     ]
 }
@@ -356,7 +374,7 @@ fn pg_functions() -> [String; PG_FUNCTIONS] {
 /// What a send's insert did.
 enum Stored {
     /// Stored with this id and timestamp. `trim`: whether the sender's read messages may now be
-    /// over [`Limits::max_read`].
+    /// over [`Limits::max_read`] (on PostgreSQL never: the send's statement trims them).
     Message { id: i64, created: i64, trim: bool },
     /// A direct send whose recipient's inbox was full: nothing stored.
     InboxFull,
@@ -966,12 +984,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         };
         match (stored, key) {
             (Stored::Message { id, created, trim }, _) => {
+                // Inside the send's transaction: a failure stores nothing.
                 if trim && request.to.as_str() != request.from.as_str() {
-                    match self.db.dialect() {
-                        // Inside the send's transaction: a failure stores nothing.
-                        Dialect::Sqlite => self.trim_read(&request.from)?,
-                        Dialect::Postgres => self.trim_read_after_commit(&request.from),
-                    }
+                    self.trim_read(&request.from)?;
                 }
                 stored_message(request, id, created, thread)
             }
@@ -1072,17 +1087,18 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// it), draw the id from `hub_message_ids` and take the timestamp from those mailboxes
     /// (`hub_mailbox_clock_3`) under those locks, pick the recipients with room (decided by
     /// `hub_inbox_has_room_3`, which takes a fresh snapshot: it sees every send that committed
-    /// before this one took the lock), claim the idempotency key, and store the copies only if
-    /// the key was claimed and, for a direct send, the inbox had room. The locks are held until
+    /// before this one took the lock), claim the idempotency key, store the copies only if the
+    /// key was claimed and, for a direct send, the inbox had room, and trim the sender's read
+    /// messages to their cap when its count, read fresh in the update that locked its row, says
+    /// they pass it (`hub_trim_read_4`, with a fresh snapshot too). The locks are held until
     /// the statement commits, so sends to one machine commit one at a time, in id order, and
     /// sends to different machines side by side. Always answers one row: Spin v4.0.2 never
     /// answers a query without rows.
     ///
     /// With `gate` ([`Hub::send_at_once`]) the statement first checks that the send needs
     /// nothing else written, and touches nothing when it does ([`Stored::NotAtOnce`]); it then
-    /// also records the sender as seen, in the same update that locks its row, and reads its
-    /// read messages' count there, fresh, to decide the trim. Answers
-    /// the thread of the message replied to, when there is one.
+    /// also records the sender as seen, in the same update that locks its row. Answers the
+    /// thread of the message replied to, when there is one.
     fn insert_postgres(
         &self,
         request: &SendRequest,
@@ -1108,6 +1124,11 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         if gate {
             params.extend([PURGE_EVERY_MS.into(), SEEN_EVERY_MS.into()]);
         }
+        params.push(
+            i64::try_from(self.limits.max_read)
+                .unwrap_or(i64::MAX)
+                .into(),
+        );
         let sql = if gate {
             at_once::POSTGRES_SEND_CALL.to_owned()
         } else {
@@ -1117,23 +1138,22 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         };
         let row = self.query_row(&sql, &params)?;
         let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
-        let max_read = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
         let stored = match (value(0), value(1), value(2), value(3), value(4)) {
             // The gate closed: no row was locked, no id drawn.
             (None, _, _, _, _) if gate && row.get(7) == Some(&SqlValue::Int(0)) => {
                 Stored::NotAtOnce
             }
             (None, _, _, _, _) | (_, None, _, _, _) => return Err(unprepared()),
+            // The statement trimmed the sender's read messages.
             (_, _, _, Some(id), Some(created)) => Stored::Message {
                 id,
                 created,
-                // Without the gate, the count is not read: trim, and let it say.
-                trim: !gate || value(8).is_none_or(|read_kept| read_kept >= max_read),
+                trim: false,
             },
             (_, _, None, _, _) => Stored::InboxFull,
             (_, _, Some(_), _, _) => Stored::KeyTaken,
         };
-        Ok((stored, if gate { value(9) } else { None }))
+        Ok((stored, if gate { value(8) } else { None }))
     }
 
     /// The parameters `$1`..`$4` of [`targets_sql`].
@@ -1862,12 +1882,17 @@ fn replied_thread_sql(machine: &str, id: &str, oldest: &str) -> String {
 
 /// [`Hub::trim_read`]'s `DELETE` of `machine`'s oldest read messages past `cap` (SQL of each).
 fn trim_read_sql(machine: &str, cap: &str) -> String {
+    trim_read_sql_counting(machine, cap, "0")
+}
+
+/// [`trim_read_sql`], counting `adding` more read messages than `read_kept` says.
+fn trim_read_sql_counting(machine: &str, cap: &str, adding: &str) -> String {
     // COALESCE: PostgreSQL reads `LIMIT NULL` as no limit at all.
     format!(
         "DELETE FROM hub_messages WHERE machine = {machine} AND read_at IS NOT NULL AND id IN \
          (SELECT id FROM hub_messages WHERE machine = {machine} AND read_at IS NOT NULL \
-          ORDER BY id LIMIT COALESCE((SELECT CASE WHEN read_kept > {cap} \
-          THEN read_kept - {cap} ELSE 0 END FROM hub_machines \
+          ORDER BY id LIMIT COALESCE((SELECT CASE WHEN read_kept + {adding} > {cap} \
+          THEN read_kept + {adding} - {cap} ELSE 0 END FROM hub_machines \
           WHERE name = {machine}), 0))"
     )
 }

@@ -32,9 +32,9 @@
 //! (SQLite: the FTS5 table `hub_search`, one row per message, filled by the first search after a
 //! send; PostgreSQL: the generated column `search` with a GIN index); on PostgreSQL also the
 //! sequence `hub_message_ids` (message ids) and the functions `hub_inbox_has_room_3`,
-//! `hub_mailbox_clock_3`, `hub_count_messages` (the triggers'), `hub_ids_from_sequence` (a
-//! trigger that gives an earlier release's counter update a sequence id) and `hub_send_3` (a
-//! send in one statement); on SQLite also the view `hub_send`, always empty, whose `INSTEAD OF
+//! `hub_mailbox_clock_3`, `hub_trim_read_4`, `hub_count_messages` (the triggers'),
+//! `hub_ids_from_sequence` (a trigger that gives an earlier release's counter update a sequence
+//! id) and `hub_send_4` (a send in one statement); on SQLite also the view `hub_send`, always empty, whose `INSTEAD OF
 //! INSERT` trigger stores a send. A database of an earlier release gains the columns and
 //! objects it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of
 //! one statement or of one SQLite transaction, which both engines give, never on key-value
@@ -52,8 +52,8 @@
 //!    A send is one statement when nothing but its message needs writing (the module
 //!    `hub::at_once`): the statement checks that no purge is due, that the sender and the
 //!    recipient are known, and that the key is new and the message replied to is there; it
-//!    then stores the copies, records the sender as seen and (on SQLite) trims its read
-//!    messages to their cap, and otherwise writes nothing. On SQLite it is an insert into the
+//!    then stores the copies, records the sender as seen and trims its read messages to their
+//!    cap, and otherwise writes nothing. On SQLite it is an insert into the
 //!    view `hub_send`, and a statement that writes takes SQLite's write lock before it reads
 //!    anything, so the checks and the writes are as atomic as a transaction. When a check
 //!    fails, the send takes its steps: it reads, in one statement, when the last purge ran,
@@ -131,7 +131,9 @@
 //!    are exact; the purge forgets a machine only while both are 0, which PostgreSQL checks
 //!    again on a row a concurrent send has just counted a message on, and a message to a
 //!    machine a purge has forgotten makes it known again.
-//!    A trim that fails after an acknowledging read or a PostgreSQL send has committed is left
+//!    A send trims in its own statement (on SQLite, transaction), so a failed trim stores
+//!    nothing; on PostgreSQL under the sender's row lock, with a fresh snapshot
+//!    (`hub_trim_read_4`). A trim that fails after an acknowledging read has committed is left
 //!    to the next one: the answer is given, never retried into a second change.
 //! 9. **Set-up is idempotent and checked.** Every set-up statement can run any number of times
 //!    (`IF NOT EXISTS`, `ON CONFLICT DO NOTHING`), set-ups racing each other are retried pass by

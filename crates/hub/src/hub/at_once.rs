@@ -6,8 +6,8 @@
 //! is new, the replied message is there and the recipient has room. [`Hub::send_at_once`]
 //! checks all of that and stores the message in one statement, which writes nothing when a
 //! check fails; the caller then takes the steps one by one, as before. A sender at its cap of
-//! read messages is trimmed as the steps trim it: on SQLite inside the statement, on
-//! PostgreSQL after it commits. Both forms give the same guarantees (the crate docs):
+//! read messages is trimmed inside the statement, as the steps trim it. Both forms give the
+//! same guarantees (the crate docs):
 //!
 //! - SQLite: an `INSERT` into the view `hub_send`, whose `INSTEAD OF` trigger
 //!   ([`sqlite_send_schema`]) allocates the id and the timestamp, records the sender as seen,
@@ -17,15 +17,16 @@
 //!   transaction is.
 //! - PostgreSQL: [`Hub::insert_postgres`]'s statement with the checks in front
 //!   ([`postgres_send_sql`]); the locks of the machines it writes order it as before. It runs
-//!   inside the function `hub_send_3` ([`postgres_send_function`]), whose plan the connection
+//!   inside the function `hub_send_4` ([`postgres_send_function`]), whose plan the connection
 //!   keeps: Spin offers no prepared statements, and parsing and planning the statement took as
 //!   long as running it. Inside a `VOLATILE` function the statement takes its snapshot when it
 //!   starts, as a statement of its own does, so the reasoning of the crate docs holds.
 //!
 //! The view, its trigger and the function are stored in the database: a later release that
 //! changes one gives it a new name, so that a database set up by this one is completed, not
-//! misread. (`hub_send_2` drew ids from a counter row held to its commit, and `hub_send_1`
-//! called the room check that planned its query at every call; both are unused.)
+//! misread. (`hub_send_3` left the trim to a statement after its commit, `hub_send_2` drew ids
+//! from a counter row held to its commit, and `hub_send_1` called the room check that planned
+//! its query at every call; all are unused.)
 
 use super::*;
 
@@ -99,10 +100,15 @@ fn sqlite_send_sql(to: &Recipient) -> String {
     )
 }
 
-/// [`Hub::insert_postgres`]'s statement, for `targets` ([`Hub::targets`]); with `gate`, the
-/// checks of [`Hub::send_at_once`] come first and two parameters more: `$14`
-/// [`PURGE_EVERY_MS`] and `$15` [`SEEN_EVERY_MS`].
+/// [`Hub::insert_postgres`]'s statement, for `targets` ([`Hub::targets`]), whose last parameter
+/// is [`Limits::max_read`]: `$14`, or with `gate`, where the checks of [`Hub::send_at_once`]
+/// come first and take `$14` [`PURGE_EVERY_MS`] and `$15` [`SEEN_EVERY_MS`], `$16`.
 pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> String {
+    let max_read = if gate {
+        "CAST($16 AS BIGINT)"
+    } else {
+        "CAST($14 AS BIGINT)"
+    };
     let needs_room = if broadcast {
         ""
     } else {
@@ -148,7 +154,6 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
              THEN CAST($9 AS BIGINT) ELSE hub_machines.last_seen END",
             "COALESCE(CAST($12 AS BIGINT), (SELECT replied FROM pre))",
             ", CAST(CASE WHEN (SELECT fast FROM pre) THEN 1 ELSE 0 END AS BIGINT), \
-             (SELECT read_kept FROM lk WHERE name = CAST($6 AS TEXT)), \
              (SELECT replied FROM pre)",
         )
     } else {
@@ -190,18 +195,22 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
            SELECT t.name, go.id, {fields} FROM go CROSS JOIN t RETURNING 1), \
          own AS (INSERT INTO hub_messages ({columns}, read_at) \
            SELECT CAST($6 AS TEXT), go.id, {fields}, go.created \
-           FROM go WHERE CAST($6 AS TEXT) <> CAST($7 AS TEXT) RETURNING 1) \
+           FROM go WHERE CAST($6 AS TEXT) <> CAST($7 AS TEXT) RETURNING 1), \
+         tr AS (SELECT hub_trim_read_4(lk.name, {max_read}, 1, go.id) AS gone FROM go, lk \
+           WHERE lk.name = CAST($6 AS TEXT) AND CAST($6 AS TEXT) <> CAST($7 AS TEXT) \
+           AND lk.read_kept >= {max_read}) \
          SELECT (SELECT value FROM c), (SELECT value FROM clock), (SELECT id FROM ok), \
            (SELECT id FROM go), (SELECT created FROM go), (SELECT COUNT(*) FROM ins), \
-           (SELECT COUNT(*) FROM own){answers}"
+           (SELECT COUNT(*) FROM own){answers}, \
+           CAST(COALESCE((SELECT gone FROM tr), 0) AS BIGINT)"
     )
 }
 
-/// The call of [`postgres_send_function`], with the gated statement's fifteen parameters.
-pub(super) const POSTGRES_SEND_CALL: &str = "SELECT * FROM hub_send_3($1, $2, $3, $4, $5, $6, \
-     $7, $8, $9, $10, $11, $12, $13, $14, $15)";
+/// The call of [`postgres_send_function`], with the gated statement's sixteen parameters.
+pub(super) const POSTGRES_SEND_CALL: &str = "SELECT * FROM hub_send_4($1, $2, $3, $4, $5, $6, \
+     $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
 
-/// The function `hub_send_3`: the gated statement ([`postgres_send_sql`]) for a broadcast or
+/// The function `hub_send_4`: the gated statement ([`postgres_send_sql`]) for a broadcast or
 /// a direct send, whose parameters it takes in the same order (`$n` in a PL/pgSQL body is the
 /// function's `n`th parameter). Its result columns are named apart from every column the
 /// statement reads, which PL/pgSQL would otherwise take for its own variables.
@@ -209,11 +218,11 @@ pub(super) fn postgres_send_function() -> String {
     let form =
         |broadcast| postgres_send_sql(broadcast, &targets_sql(Dialect::Postgres, broadcast), true);
     format!(
-        "CREATE OR REPLACE FUNCTION hub_send_3(TEXT, TEXT, BIGINT, BIGINT, TEXT, TEXT, TEXT, \
-         TEXT, BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT) \
+        "CREATE OR REPLACE FUNCTION hub_send_4(TEXT, TEXT, BIGINT, BIGINT, TEXT, TEXT, TEXT, \
+         TEXT, BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT) \
          RETURNS TABLE (send_id BIGINT, send_clock BIGINT, send_room BIGINT, send_stored BIGINT, \
          send_created BIGINT, send_copies BIGINT, send_own BIGINT, send_checked BIGINT, \
-         send_read_kept BIGINT, send_replied BIGINT) \
+         send_replied BIGINT, send_trimmed BIGINT) \
          LANGUAGE plpgsql VOLATILE AS $f$ #variable_conflict use_column \
          BEGIN IF $7 = '{BROADCAST}' THEN RETURN QUERY {}; ELSE RETURN QUERY {}; END IF; END $f$",
         form(true),
@@ -244,10 +253,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     ) -> Result<Option<Message>, HubError> {
         let (stored, replied) = self.insert_postgres(request, key, None, now, true)?;
         match stored {
-            Stored::Message { id, created, trim } => {
-                if trim && request.to.as_str() != request.from.as_str() {
-                    self.trim_read_after_commit(&request.from);
-                }
+            Stored::Message { id, created, .. } => {
                 stored_message(request, id, created, replied).map(Some)
             }
             Stored::InboxFull => Err(self.inbox_full(request)),
