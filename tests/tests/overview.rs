@@ -537,3 +537,64 @@ async fn raw_get_at(base: &str, path: &str) -> (u16, String) {
     let res = reqwest::get(format!("{base}{path}")).await.unwrap();
     (res.status().as_u16(), res.text().await.unwrap_or_default())
 }
+
+/// Sets a file's or folder's modification time a minute back, as on a tree left alone.
+fn settle(path: &std::path::Path) {
+    let at = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::open(path)
+        .unwrap()
+        .set_times(std::fs::FileTimes::new().set_modified(at))
+        .unwrap();
+}
+
+/// The WASIp3 instance keeps the landing page and overview files while their times stand
+/// still; mounted in place, every change still shows on the next request.
+#[tokio::test(flavor = "multi_thread")]
+async fn edits_in_place_show_on_the_next_request() {
+    let content = tempfile::tempdir().unwrap();
+    dochub_tests::copy_tree(&fixture("overview-partial"), content.path());
+    let overviews = content.path().join("_overviews");
+    for name in ["architecture.html", "content-pipeline.html", ""] {
+        settle(&overviews.join(name));
+    }
+    let app = TestApp::builder()
+        .content(content.path())
+        .direct_mounts()
+        .start()
+        .await
+        .unwrap();
+    let card = |id: &str| format!(r#"<a class="card t1" href="/overview/{id}">"#);
+    let landing = || async {
+        let res = reqwest::get(app.url("/overview/")).await.unwrap();
+        assert_eq!(res.status(), 200);
+        res.text().await.unwrap()
+    };
+    let page = |id: &'static str| {
+        let url = app.url(&format!("/overview/{id}"));
+        async move {
+            let res = reqwest::get(url).await.unwrap();
+            (res.status(), res.bytes().await.unwrap())
+        }
+    };
+    let first = std::fs::read(overviews.join("architecture.html")).unwrap();
+    // Several requests, so that later ones come from what an instance kept.
+    for _ in 0..3 {
+        assert!(!landing().await.contains(&card("auth-deployment")));
+        assert_eq!(
+            page("architecture").await,
+            (StatusCode::OK, first.clone().into())
+        );
+    }
+
+    std::fs::write(overviews.join("auth-deployment.html"), "<p>new</p>").unwrap();
+    assert!(landing().await.contains(&card("auth-deployment")));
+    std::fs::write(overviews.join("architecture.html"), "<p>edited</p>").unwrap();
+    assert_eq!(
+        page("architecture").await,
+        (StatusCode::OK, "<p>edited</p>".into())
+    );
+    std::fs::remove_file(overviews.join("architecture.html")).unwrap();
+    assert_eq!(page("architecture").await.0, StatusCode::NOT_FOUND);
+    assert!(!landing().await.contains(&card("architecture")));
+    app.stop().await;
+}

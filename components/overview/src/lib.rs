@@ -13,15 +13,17 @@
 
 use dochub_http::auth::AuthConfig;
 use dochub_http::{Incoming, Response};
-use dochub_overview::Config;
+use dochub_overview::{Config, KeptPages};
 
-/// The answer to an admitted request, whichever kind of component took it.
-fn answer(incoming: &Incoming, auth: AuthConfig) -> Response {
+/// The answer to an admitted request, whichever kind of component took it. `kept` is the
+/// instance's kept pages where an instance serves many requests (WASIp3).
+fn answer(incoming: &Incoming, auth: AuthConfig, kept: Option<KeptPages>) -> Response {
     let config = Config {
         content_dir: std::env::var("CONTENT_DIR")
             .unwrap_or_else(|_| "/content".to_owned())
             .into(),
         auth,
+        kept,
     };
     dochub_overview::respond(
         &config,
@@ -46,8 +48,14 @@ extern crate spin_sdk_p3 as spin_sdk;
 mod wasip3 {
     use dochub_http::Surface;
     use dochub_http_wasip3::{Answer, admit};
+    use dochub_overview::KeptPages;
     use spin_sdk::http::Request;
     use spin_sdk::http_service;
+
+    thread_local! {
+        /// What this instance keeps across the requests it serves ([`KeptPages`]).
+        static KEPT_PAGES: KeptPages = KeptPages::new();
+    }
 
     #[http_service]
     async fn handle(req: Request) -> Answer {
@@ -55,7 +63,8 @@ mod wasip3 {
             Ok(admitted) => admitted,
             Err(refusal) => return refusal,
         };
-        let reply = super::answer(&admitted.incoming, admitted.auth());
+        let kept = KEPT_PAGES.with(KeptPages::clone);
+        let reply = super::answer(&admitted.incoming, admitted.auth(), Some(kept));
         admitted.respond(reply)
     }
 }
@@ -72,7 +81,8 @@ mod wasip2 {
         else {
             return;
         };
-        let reply = super::answer(&admitted.incoming, admitted.auth());
+        // A WASIp2 instance serves one request: nothing to keep, and a `stat` more to pay.
+        let reply = super::answer(&admitted.incoming, admitted.auth(), None);
         admitted.respond(reply);
     }
 }

@@ -22,12 +22,14 @@
 #![deny(missing_docs)]
 
 mod check;
+mod kept;
 mod pages;
 mod registry;
 mod serve;
 
 pub use check::{CheckError, CheckReport, check_dir};
 pub use dochub_http::HTML;
+pub use kept::{KEPT_MAX_BYTES, KeptPages, SETTLED};
 pub use pages::{RenderError, error_page, landing_page};
 pub use registry::{IdError, MAX_ID_LEN, OVERVIEWS, Overview, find, validate_id};
 pub use serve::{CSP, Config, LANDING_PATH, OWN_PAGES_CSP, internal_error, respond};

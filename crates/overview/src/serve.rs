@@ -6,6 +6,7 @@ use dochub_content::fsio::{self, EntryKind};
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::{HTML, Response};
 
+use crate::kept::KeptPages;
 use crate::pages::{error_page, landing_page};
 use crate::registry::{OVERVIEWS, Overview, find, validate_id};
 
@@ -55,6 +56,9 @@ pub struct Config {
     pub content_dir: PathBuf,
     /// Who may read the pages (from the `environment` and `auth_tokens` variables).
     pub auth: AuthConfig,
+    /// The answers an instance that serves many requests keeps ([`KeptPages`]); `None` reads
+    /// everything per request, which is cheaper where an instance serves one.
+    pub kept: Option<KeptPages>,
 }
 
 impl Config {
@@ -63,6 +67,7 @@ impl Config {
         Config {
             content_dir: content_dir.into(),
             auth: AuthConfig::new("development", ""),
+            kept: None,
         }
     }
 }
@@ -104,12 +109,9 @@ pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<
             r.headers.push(("location", LANDING_PATH.to_owned()));
             r
         }
-        "/overview" | "/overview/" => match landing_page(&available(&config.content_dir)) {
-            Ok(page) => html(200, page.into_bytes()),
-            Err(e) => internal_error(e.to_string()),
-        },
+        "/overview" | "/overview/" => landing(config),
         _ => match path.strip_prefix("/overview/") {
-            Some(id) => overview(id, &config.content_dir),
+            Some(id) => overview(id, config),
             None => not_found(),
         },
     };
@@ -117,6 +119,23 @@ pub fn respond(config: &Config, method: &str, path: &str, authorization: Option<
         reply.body.clear();
     }
     reply
+}
+
+fn landing(config: &Config) -> Response {
+    let render =
+        || landing_page(&available(&config.content_dir)).map(|page| Some(page.into_bytes()));
+    let page = match &config.kept {
+        // The folder's time changes when an overview file comes or goes.
+        Some(kept) => kept
+            .answer(&config.content_dir.join(OVERVIEWS_DIR), render)
+            .map(|page| page.map(|bytes| bytes.to_vec())),
+        None => render(),
+    };
+    match page {
+        Ok(Some(page)) => html(200, page),
+        Ok(None) => internal_error("the landing page came out empty".to_owned()),
+        Err(e) => internal_error(e.to_string()),
+    }
 }
 
 /// The registered overviews whose file is there: a plain docs tree has none, and its landing
@@ -153,14 +172,22 @@ fn file_of(content_dir: &Path, o: &Overview) -> PathBuf {
         .join(format!("{}.html", o.id))
 }
 
-fn overview(id: &str, content_dir: &Path) -> Response {
+fn overview(id: &str, config: &Config) -> Response {
     // Validation comes first so that nothing from the request reaches a path unless it is a
     // plain slug; lookup then limits it to registered ids.
     let Some(entry) = validate_id(id).ok().and_then(|()| find(id)) else {
         return not_found();
     };
+    let file = file_of(&config.content_dir, entry);
     // One open and one read (`std::fs::read` makes four host round trips in a component).
-    match fsio::read_file(&file_of(content_dir, entry)) {
+    let read = || fsio::read_file(&file);
+    let bytes = match &config.kept {
+        Some(kept) => kept
+            .answer(&file, read)
+            .map(|bytes| bytes.map(|bytes| bytes.to_vec())),
+        None => read(),
+    };
+    match bytes {
         Ok(Some(bytes)) => overview_html(200, bytes),
         Ok(None) => not_found(),
         Err(e) => internal_error(e.to_string()),
@@ -243,6 +270,46 @@ mod tests {
             let body = String::from_utf8(r.body).unwrap();
             assert!(body.contains("There are no overview pages yet"), "{body}");
         }
+    }
+
+    /// Sets a file's or folder's modification time a minute back, long settled.
+    fn settle(path: &Path) {
+        let at = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let file = std::fs::File::open(path).unwrap();
+        file.set_times(std::fs::FileTimes::new().set_modified(at))
+            .unwrap();
+    }
+
+    #[test]
+    fn kept_pages_show_every_change_on_the_next_request() {
+        let dir = content_with(&[("architecture.html", b"<p>first</p>")]);
+        let overviews = dir.path().join("_overviews");
+        settle(&overviews.join("architecture.html"));
+        settle(&overviews);
+        let config = Config {
+            kept: Some(KeptPages::new()),
+            ..Config::open(dir.path())
+        };
+        let landing = |config: &Config| {
+            String::from_utf8(respond(config, "GET", "/overview/", None).body).unwrap()
+        };
+        let page = |config: &Config| respond(config, "GET", "/overview/architecture", None);
+        for _ in 0..2 {
+            assert!(landing(&config).contains("href=\"/overview/architecture\""));
+            assert!(!landing(&config).contains("href=\"/overview/content-pipeline\""));
+            assert_eq!(page(&config).body, b"<p>first</p>");
+        }
+
+        // A new overview file, an edit, and a removal each show at once.
+        std::fs::write(overviews.join("content-pipeline.html"), b"x").unwrap();
+        assert!(landing(&config).contains("href=\"/overview/content-pipeline\""));
+        std::fs::write(overviews.join("architecture.html"), b"<p>second</p>").unwrap();
+        assert_eq!(page(&config).body, b"<p>second</p>");
+        std::fs::remove_file(overviews.join("architecture.html")).unwrap();
+        assert_eq!(page(&config).status, 404);
+        assert!(!landing(&config).contains("href=\"/overview/architecture\""));
+        std::fs::remove_dir_all(&overviews).unwrap();
+        assert!(landing(&config).contains("There are no overview pages yet"));
     }
 
     #[test]
@@ -352,6 +419,7 @@ mod tests {
         let config = Config {
             content_dir: dir.path().to_owned(),
             auth: AuthConfig::new("production", &token_digest("s3cret")),
+            kept: Some(KeptPages::new()),
         };
         for path in [
             "/",
