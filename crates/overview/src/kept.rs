@@ -16,7 +16,6 @@
 //! change; a time ahead of this machine's clock is never trusted.)
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -30,13 +29,14 @@ pub const SETTLED: Duration = Duration::from_secs(2);
 /// The largest answer kept; larger overview files are read on every request.
 pub const KEPT_MAX_BYTES: usize = 1 << 20;
 
-/// Answers kept for one instance's life, keyed by the path whose time they depend on (clones
-/// share them). Only registered overviews and the landing page are ever kept, so the map stays
-/// as small as the registry.
+/// Answers kept for one instance's life, each with the path whose time it depends on (clones
+/// share them). Only registered overviews and the landing page are ever kept, so the list stays
+/// as short as the registry.
 #[derive(Clone, Default)]
-pub struct KeptPages(Rc<RefCell<HashMap<PathBuf, Kept>>>);
+pub struct KeptPages(Rc<RefCell<Vec<Kept>>>);
 
 struct Kept {
+    path: PathBuf,
     mtime_ns: u64,
     bytes: Rc<[u8]>,
 }
@@ -72,33 +72,27 @@ impl KeptPages {
             .flatten()
             .map_or(0, |found| found.mtime_ns);
         if mtime_ns != 0
-            && let Some(kept) = self.0.borrow().get(path)
+            && let Some(kept) = self.0.borrow().iter().find(|kept| kept.path == path)
             && kept.mtime_ns == mtime_ns
         {
             return Ok(Some(kept.bytes.clone()));
         }
         let made = make();
         let mut kept = self.0.borrow_mut();
+        kept.retain(|kept| kept.path != path);
         let bytes: Rc<[u8]> = match made {
             Ok(Some(bytes)) => Rc::from(bytes),
-            Ok(None) | Err(_) => {
-                kept.remove(path);
-                return made.map(|_| None);
-            }
+            Ok(None) | Err(_) => return made.map(|_| None),
         };
         let settled = mtime_ns != 0
             && u128::from(mtime_ns) + SETTLED.as_nanos() <= now_ns
             && bytes.len() <= KEPT_MAX_BYTES;
         if settled {
-            kept.insert(
-                path.to_owned(),
-                Kept {
-                    mtime_ns,
-                    bytes: bytes.clone(),
-                },
-            );
-        } else {
-            kept.remove(path);
+            kept.push(Kept {
+                path: path.to_owned(),
+                mtime_ns,
+                bytes: bytes.clone(),
+            });
         }
         Ok(Some(bytes))
     }
