@@ -13,7 +13,10 @@
 //! second change within the same tick as the first would otherwise leave the time unchanged
 //! and the kept answer stale. A change after the answer was made then always shows as a later
 //! time. (A network file system whose clock runs behind this machine's could still hide such a
-//! change; a time ahead of this machine's clock is never trusted.)
+//! change; a time ahead of this machine's clock is never trusted.) A link in `_overviews/`
+//! is followed for its page, whose own time is checked, but the landing page follows the
+//! folder's time alone: a card may outlive its link's target until the folder next changes,
+//! and then leads to a 404.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
