@@ -102,14 +102,25 @@ impl KeptPages {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::convert::Infallible;
     use std::fs::{File, FileTimes};
 
-    fn set_mtime(path: &Path, at: SystemTime) {
-        let file = File::options().read(true).open(path).unwrap();
+    /// Sets a file's or folder's modification time.
+    pub(crate) fn set_mtime(path: &Path, at: SystemTime) {
+        let file = File::open(path).unwrap();
         file.set_times(FileTimes::new().set_modified(at)).unwrap();
+    }
+
+    /// Writes `bytes` to `path` and gives it the modification time `at`.
+    fn write_at(path: &Path, bytes: &[u8], at: SystemTime) {
+        std::fs::write(path, bytes).unwrap();
+        set_mtime(path, at);
+    }
+
+    fn a_minute_ago() -> SystemTime {
+        SystemTime::now() - Duration::from_secs(60)
     }
 
     fn answer(kept: &KeptPages, path: &Path) -> Option<Vec<u8>> {
@@ -122,15 +133,13 @@ mod tests {
     fn a_settled_file_is_kept_until_its_time_changes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("page.html");
-        std::fs::write(&path, b"one").unwrap();
-        let long_ago = SystemTime::now() - Duration::from_secs(60);
-        set_mtime(&path, long_ago);
+        let long_ago = a_minute_ago();
+        write_at(&path, b"one", long_ago);
         let kept = KeptPages::new();
         assert_eq!(answer(&kept, &path).as_deref(), Some(&b"one"[..]));
 
         // Kept: the same time gives the kept bytes, whatever the file now holds.
-        std::fs::write(&path, b"two").unwrap();
-        set_mtime(&path, long_ago);
+        write_at(&path, b"two", long_ago);
         assert_eq!(answer(&kept, &path).as_deref(), Some(&b"one"[..]));
 
         // Any other time reads it again.
@@ -142,21 +151,18 @@ mod tests {
     fn a_time_that_has_not_settled_is_not_trusted() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("page.html");
-        std::fs::write(&path, b"one").unwrap();
         let now = SystemTime::now();
-        set_mtime(&path, now);
+        write_at(&path, b"one", now);
         let kept = KeptPages::new();
         assert_eq!(answer(&kept, &path).as_deref(), Some(&b"one"[..]));
         // A second change within the same clock tick leaves the time as it was.
-        std::fs::write(&path, b"two").unwrap();
-        set_mtime(&path, now);
+        write_at(&path, b"two", now);
         assert_eq!(answer(&kept, &path).as_deref(), Some(&b"two"[..]));
         // Nor is a time ahead of the clock.
         let ahead = now + Duration::from_secs(3600);
         set_mtime(&path, ahead);
         answer(&kept, &path);
-        std::fs::write(&path, b"three").unwrap();
-        set_mtime(&path, ahead);
+        write_at(&path, b"three", ahead);
         assert_eq!(answer(&kept, &path).as_deref(), Some(&b"three"[..]));
     }
 
@@ -166,8 +172,7 @@ mod tests {
         let path = dir.path().join("page.html");
         let kept = KeptPages::new();
         assert_eq!(answer(&kept, &path), None);
-        std::fs::write(&path, b"here").unwrap();
-        set_mtime(&path, SystemTime::now() - Duration::from_secs(60));
+        write_at(&path, b"here", a_minute_ago());
         assert_eq!(answer(&kept, &path).as_deref(), Some(&b"here"[..]));
         std::fs::remove_file(&path).unwrap();
         assert_eq!(answer(&kept, &path), None);
@@ -177,13 +182,11 @@ mod tests {
     fn large_answers_are_not_kept() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("page.html");
-        std::fs::write(&path, vec![b'a'; KEPT_MAX_BYTES + 1]).unwrap();
-        let long_ago = SystemTime::now() - Duration::from_secs(60);
-        set_mtime(&path, long_ago);
+        let long_ago = a_minute_ago();
+        write_at(&path, &vec![b'a'; KEPT_MAX_BYTES + 1], long_ago);
         let kept = KeptPages::new();
         answer(&kept, &path);
-        std::fs::write(&path, b"small").unwrap();
-        set_mtime(&path, long_ago);
+        write_at(&path, b"small", long_ago);
         assert_eq!(answer(&kept, &path).as_deref(), Some(&b"small"[..]));
     }
 }

@@ -274,10 +274,8 @@ mod tests {
 
     /// Sets a file's or folder's modification time a minute back, long settled.
     fn settle(path: &Path) {
-        let at = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        let file = std::fs::File::open(path).unwrap();
-        file.set_times(std::fs::FileTimes::new().set_modified(at))
-            .unwrap();
+        let a_minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        crate::kept::tests::set_mtime(path, a_minute_ago);
     }
 
     #[test]
