@@ -817,12 +817,20 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     pub fn acknowledge(&self, machine: &MachineName, through: u64) -> Result<u64, HubError> {
         let through = i64::try_from(through).unwrap_or(i64::MAX);
         let now = self.clock.now_ms();
+        let oldest = now - self.limits.retention_ms;
         self.with_schema(|| {
             self.touch(machine, now)?;
+            // Expired messages are no longer in the inbox: the purge deletes them, and marking
+            // them would lock rows it may be deleting.
             let marked = self.execute(
                 "UPDATE hub_messages SET read_at = $3 \
-                 WHERE machine = $1 AND id <= $2 AND read_at IS NULL",
-                &[machine.as_str().into(), through.into(), now.into()],
+                 WHERE machine = $1 AND id <= $2 AND read_at IS NULL AND created >= $4",
+                &[
+                    machine.as_str().into(),
+                    through.into(),
+                    now.into(),
+                    oldest.into(),
+                ],
             )?;
             if marked > 0 {
                 self.trim_read_after_commit(machine);

@@ -122,8 +122,8 @@
 //!    machine cap by as many as race). At most once a minute, the first send after the
 //!    minute purges messages older than `hub_retention_days`, read or not, machines unseen for
 //!    as long that hold no messages, and keys older than 24 h. In between, expired rows are
-//!    only left out: reads never return them, the unread cap does not count them, a reply
-//!    cannot join them, an expired key is free (its record is deleted when met), and a
+//!    only left out: reads never return them, acknowledging marks none of them, the unread
+//!    cap does not count them, a reply cannot join them, an expired key is free (its record is deleted when met), and a
 //!    machine cap that finds no room purges at once before it refuses. Read messages beyond
 //!    `hub_max_read` per machine go, oldest first, whenever that machine acknowledges or sends:
 //!    as many as `read_kept` says are over, so a trim costs what it deletes. Both counts move

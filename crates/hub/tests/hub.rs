@@ -503,6 +503,31 @@ fn unread_messages_and_silent_machines_expire_after_the_retention_period() {
     assert_eq!(old, 0, "the expired message was purged by the send");
 }
 
+/// An expired message has left the inbox before a purge deletes it: acknowledging through its
+/// id marks and counts only what the inbox still holds.
+#[test]
+fn acknowledging_counts_only_messages_still_in_the_inbox() {
+    let db = TestDb::new();
+    let clock = ManualClock::at(T0);
+    let hub = db.hub_with(&clock, Limits::default());
+    let old = hub.send(&req("a", "b", "old"), None).unwrap();
+    clock.advance(Limits::default().retention_ms);
+    let kept = hub.send(&req("a", "b", "kept"), None).unwrap();
+    clock.advance(1);
+    assert!(old.id < kept.id);
+    assert_eq!(hub.acknowledge(&name("b"), kept.id).unwrap(), 1);
+    assert_eq!(hub.acknowledge(&name("b"), kept.id).unwrap(), 0);
+    let read: i64 = SqliteDb::open(&db.path())
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM hub_messages WHERE machine = 'b' AND read_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(read, 1, "the expired one stays unread until the purge");
+}
+
 /// Rows of `machine`'s inbox still on disk (expired or not) holding one of `bodies`.
 fn stored(db: &TestDb, machine: &str, bodies: &[&str]) -> i64 {
     let list = bodies
