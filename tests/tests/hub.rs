@@ -1006,6 +1006,101 @@ async fn two_hosts_sharing_postgres_deliver_exactly_once() {
     two.stop().await;
 }
 
+/// A purge on PostgreSQL and a broadcast never wait for each other in a circle. The purge's
+/// delete of expired messages counts them off their machines' rows; a broadcast locks its
+/// recipients' rows in name order. Here another instance's transaction holds a machine in the
+/// middle while the purge and then a broadcast start, with the expired messages stored in
+/// reverse name order: a purge locking rows in the order it meets them would hold the later
+/// half, the broadcast the earlier one, and the database would break the circle by failing
+/// one of them (503).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_purge_and_a_broadcast_meeting_on_machines_both_go_through_on_postgres() {
+    let Some(db) = PgDb::create().await else {
+        return;
+    };
+    let url = db.url.clone();
+    let backend = Backend::Postgres(db);
+    let app = backend.app().start().await.unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    let machines: Vec<String> = (0..12).map(|n| format!("p{n:02}")).collect();
+    for m in &machines {
+        inbox(&c, &base, m, "ack=true").await;
+    }
+    // The first send purges (none ran yet) and sets everything up.
+    send(&c, &base, "caster", "p00", "before").await;
+    drain(&c, &base, "p00").await;
+    let (pg, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    pg.batch_execute(
+        "INSERT INTO hub_messages (machine, id, sender, recipient, body, created) \
+         SELECT name, nextval('hub_message_ids'), 'old', name, 'expired', 1 \
+         FROM hub_machines, generate_series(1, 3) WHERE name LIKE 'p%' ORDER BY name DESC; \
+         UPDATE hub_counter SET value = 0 WHERE name = 'purged'",
+    )
+    .await
+    .unwrap();
+    let (other, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    other
+        .batch_execute("BEGIN; SELECT 1 FROM hub_machines WHERE name = 'p06' FOR UPDATE")
+        .await
+        .unwrap();
+    let waiting = |n: i64| {
+        let pg = &pg;
+        async move {
+            let started = Instant::now();
+            loop {
+                let row = pg
+                    .query_one(
+                        "SELECT COUNT(*) FROM pg_stat_activity \
+                         WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                        &[],
+                    )
+                    .await
+                    .unwrap();
+                if row.get::<_, i64>(0) >= n {
+                    return;
+                }
+                assert!(started.elapsed() < Duration::from_secs(20), "{n} waiting");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    let post = |from: &'static str, to: &'static str| {
+        let (c, url) = (c.clone(), app.url("/api/send"));
+        tokio::spawn(async move {
+            let res = c
+                .post(url)
+                .json(&json!({ "from": from, "to": to, "body": format!("{from} to {to}") }))
+                .send()
+                .await
+                .unwrap();
+            (res.status(), res.text().await.unwrap())
+        })
+    };
+    let purging = post("sender", "receiver");
+    waiting(1).await;
+    let broadcast = post("caster", "all");
+    waiting(2).await;
+    other.batch_execute("COMMIT").await.unwrap();
+    let (purging, broadcast) = (purging.await.unwrap(), broadcast.await.unwrap());
+    assert_eq!(purging.0, StatusCode::CREATED, "{}", purging.1);
+    assert_eq!(broadcast.0, StatusCode::CREATED, "{}", broadcast.1);
+    let expired = pg
+        .query_one("SELECT COUNT(*) FROM hub_messages WHERE created = 1", &[])
+        .await
+        .unwrap();
+    assert_eq!(expired.get::<_, i64>(0), 0, "the purge deleted them all");
+    for m in &machines {
+        assert_eq!(bodies(&drain(&c, &base, m).await), ["caster to all"], "{m}");
+    }
+    app.stop().await;
+}
+
 /// A PostgreSQL store of a release before, which drew ids from the counter row, has no
 /// sequence of ids nor `hub_send_4` and the functions it calls: the first send after the
 /// upgrade makes them and goes on after every id given, an instance of the release before

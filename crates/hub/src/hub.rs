@@ -322,6 +322,27 @@ fn pg_trim_read() -> String {
     )
 }
 
+/// PostgreSQL's delete of the messages created before `oldest`, in one transaction that first
+/// locks the rows of their machines in name order, the order in which a send locks the
+/// machines it writes. The delete's trigger counts each message off its machine's row
+/// ([`pg_count_messages`]); left to take those rows in the order it meets the messages, it
+/// held some that a broadcast, holding others, waited for, while it waited for the
+/// broadcast's, and PostgreSQL failed one of the two. A send, its trim included, locks its
+/// machines' rows before it writes messages, as this does; a read that takes or acknowledges
+/// messages locks them before their machine's row, but only unexpired ones, which this does
+/// not delete (unless the two requests' clocks straddle the moment a message expires: then
+/// PostgreSQL fails one and the client retries). A `DO` block, which takes no parameters, so
+/// no function need be made and kept in step by every release sharing the database; `oldest`
+/// is a number.
+fn pg_purge_messages(oldest: i64) -> String {
+    format!(
+        "DO $$ BEGIN \
+         PERFORM 1 FROM hub_machines WHERE name IN \
+           (SELECT machine FROM hub_messages WHERE created < {oldest}) ORDER BY name FOR UPDATE; \
+         DELETE FROM hub_messages WHERE created < {oldest}; END $$"
+    )
+}
+
 /// SQLite's full-text index of subjects and bodies: one row per message (its id as rowid), not
 /// per copy. FTS5 is compiled into the SQLite of Spin v4.0.2 (rusqlite's bundled build).
 const SQLITE_SEARCH: &str = "CREATE VIRTUAL TABLE hub_search USING fts5(subject, body)";
@@ -821,7 +842,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         self.with_schema(|| {
             self.touch(machine, now)?;
             // Expired messages are no longer in the inbox: the purge deletes them, and marking
-            // them would lock rows it may be deleting.
+            // them would lock rows it may be deleting (see [`pg_purge_messages`]).
             let marked = self.execute(
                 "UPDATE hub_messages SET read_at = $3 \
                  WHERE machine = $1 AND id <= $2 AND read_at IS NULL AND created >= $4",
@@ -1505,10 +1526,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// idempotency records past 24 h.
     fn purge(&self, now: i64) -> Result<(), HubError> {
         let oldest = now - self.limits.retention_ms;
-        let expired = self.execute(
-            "DELETE FROM hub_messages WHERE created < $1",
-            &[oldest.into()],
-        )?;
+        let expired = match self.db.dialect() {
+            Dialect::Sqlite => self.execute(
+                "DELETE FROM hub_messages WHERE created < $1",
+                &[oldest.into()],
+            )?,
+            Dialect::Postgres => self.execute(&pg_purge_messages(oldest), &[])?,
+        };
         // Ids follow creation times, so every indexed message below the oldest one kept is gone.
         if expired > 0 && self.db.dialect() == Dialect::Sqlite {
             self.execute(
