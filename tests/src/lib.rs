@@ -181,6 +181,16 @@ pub struct PgDb {
 }
 
 impl PgDb {
+    /// A connection of its own to this database, as an operator's SQL shell or another
+    /// instance would have.
+    pub async fn connect(&self) -> tokio_postgres::Client {
+        let (client, connection) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test database");
+        tokio::spawn(connection);
+        client
+    }
+
     /// `None` (the test is skipped) when no PostgreSQL answers, outside CI.
     pub async fn create() -> Option<Self> {
         if !service_available("127.0.0.1:5432", "PostgreSQL") {

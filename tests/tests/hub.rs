@@ -1018,7 +1018,7 @@ async fn a_purge_and_a_broadcast_meeting_on_machines_both_go_through_on_postgres
     let Some(db) = PgDb::create().await else {
         return;
     };
-    let url = db.url.clone();
+    let (pg, other) = (db.connect().await, db.connect().await);
     let backend = Backend::Postgres(db);
     let app = backend.app().start().await.unwrap();
     let (c, base) = (Client::new(), app.base_url().to_owned());
@@ -1029,10 +1029,6 @@ async fn a_purge_and_a_broadcast_meeting_on_machines_both_go_through_on_postgres
     // The first send purges (none ran yet) and sets everything up.
     send(&c, &base, "caster", "p00", "before").await;
     drain(&c, &base, "p00").await;
-    let (pg, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
     pg.batch_execute(
         "INSERT INTO hub_messages (machine, id, sender, recipient, body, created) \
          SELECT name, nextval('hub_message_ids'), 'old', name, 'expired', 1 \
@@ -1041,10 +1037,6 @@ async fn a_purge_and_a_broadcast_meeting_on_machines_both_go_through_on_postgres
     )
     .await
     .unwrap();
-    let (other, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
     other
         .batch_execute("BEGIN; SELECT 1 FROM hub_machines WHERE name = 'p06' FOR UPDATE")
         .await
@@ -2069,10 +2061,7 @@ async fn an_older_postgres_schema_is_upgraded_in_place() {
     let Some(db) = PgDb::create().await else {
         return;
     };
-    let (pg, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
+    let pg = db.connect().await;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -2216,13 +2205,7 @@ async fn run_sql(backend: &Backend, app: &TestApp, statements: &str) {
                 .execute_batch(statements)
                 .unwrap();
         }
-        Backend::Postgres(db) => {
-            let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            client.batch_execute(statements).await.unwrap();
-        }
+        Backend::Postgres(db) => db.connect().await.batch_execute(statements).await.unwrap(),
     }
 }
 

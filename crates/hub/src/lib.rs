@@ -122,17 +122,17 @@
 //!    machine cap by as many as race). At most once a minute, the first send after the
 //!    minute purges messages older than `hub_retention_days`, read or not, machines unseen for
 //!    as long that hold no messages, and keys older than 24 h. In between, expired rows are
-//!    only left out: reads never return them, acknowledging marks none of them, the unread
-//!    cap does not count them, a reply cannot join them, an expired key is free (its record is deleted when met), and a
-//!    machine cap that finds no room purges at once before it refuses. Read messages beyond
-//!    `hub_max_read` per machine go, oldest first, whenever that machine acknowledges or sends:
-//!    as many as `read_kept` says are over, so a trim costs what it deletes. Both counts move
-//!    with every insert, mark and delete of a row, in the same statement (a trigger), so they
-//!    are exact; the purge forgets a machine only while both are 0, which PostgreSQL checks
-//!    again on a row a concurrent send has just counted a message on, and a message to a
-//!    machine a purge has forgotten makes it known again. On PostgreSQL the purge locks the
-//!    rows of the machines whose expired messages it deletes in name order first, as a send
-//!    locks its machines, so the two never deadlock (`pg_purge_messages`).
+//!    only left out: reads never return them, acknowledging marks none of them, the unread cap does
+//!    not count them, a reply cannot join them, an expired key is free (its record is deleted when
+//!    met), and a machine cap that finds no room purges at once before it refuses. Read messages
+//!    beyond `hub_max_read` per machine go, oldest first, whenever that machine acknowledges or
+//!    sends: as many as `read_kept` says are over, so a trim costs what it deletes. Both counts
+//!    move with every insert, mark and delete of a row, in the same statement (a trigger), so they
+//!    are exact; the purge forgets a machine only while both are 0, which PostgreSQL checks again
+//!    on a row a concurrent send has just counted a message on, and a message to a machine a purge
+//!    has forgotten makes it known again. On PostgreSQL the purge locks the rows of the machines
+//!    whose expired messages it deletes in name order first, as a send locks its machines, so the
+//!    two never deadlock (`pg_purge_messages`).
 //!    A send trims in its own statement (on SQLite, transaction), so a failed trim stores
 //!    nothing; on PostgreSQL under the sender's row lock, with a fresh snapshot
 //!    (`hub_trim_read_4`). A trim that fails after an acknowledging read has committed is left

@@ -119,7 +119,8 @@ pub(crate) mod tests {
         set_mtime(path, at);
     }
 
-    fn a_minute_ago() -> SystemTime {
+    /// A time long settled.
+    pub(crate) fn a_minute_ago() -> SystemTime {
         SystemTime::now() - Duration::from_secs(60)
     }
 

@@ -274,8 +274,7 @@ mod tests {
 
     /// Sets a file's or folder's modification time a minute back, long settled.
     fn settle(path: &Path) {
-        let a_minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        crate::kept::tests::set_mtime(path, a_minute_ago);
+        crate::kept::tests::set_mtime(path, crate::kept::tests::a_minute_ago());
     }
 
     #[test]
