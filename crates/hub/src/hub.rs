@@ -1636,9 +1636,14 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         self.count_messages()?;
         match self.db.dialect() {
             Dialect::Sqlite => {
-                for statement in at_once::sqlite_send_schema() {
-                    self.execute(&statement, &[])?;
-                }
+                // The view and its trigger appear together: a send meeting the view alone
+                // would fail, not set up.
+                self.transaction(|| {
+                    for statement in at_once::sqlite_send_schema() {
+                        self.execute(&statement, &[])?;
+                    }
+                    Ok(())
+                })?;
                 if self
                     .query("SELECT 1 FROM sqlite_master WHERE name = 'hub_search'", &[])?
                     .is_empty()

@@ -34,9 +34,11 @@
 //! sequence `hub_message_ids` (message ids) and the functions `hub_inbox_has_room_3`,
 //! `hub_mailbox_clock_3`, `hub_trim_read_4`, `hub_count_messages` (the triggers'),
 //! `hub_ids_from_sequence` (a trigger that gives an earlier release's counter update a sequence
-//! id) and `hub_send_4` (a send in one statement); on SQLite also the view `hub_send`, always empty, whose `INSTEAD OF
-//! INSERT` trigger stores a send. A database of an earlier release gains the columns and
-//! objects it lacks on first use. Delivery, order and acknowledgement rest on the atomicity of
+//! id) and `hub_send_4` (a send in one statement); on SQLite also the view `hub_send`, always
+//! empty, whose `INSTEAD OF INSERT` trigger stores a send (both made in one transaction, so no
+//! send meets the view without its trigger). A database of an earlier release gains the
+//! columns and objects it lacks on first use, and one whose set-up stopped half-way is
+//! completed. Delivery, order and acknowledgement rest on the atomicity of
 //! one statement or of one SQLite transaction, which both engines give, never on key-value
 //! compare-and-swap. Clocks decide only what expires (retention, keys after 24 h), how often
 //! `last_seen` is written, and the timestamps, which (6) keeps in id order.

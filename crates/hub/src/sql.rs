@@ -84,11 +84,13 @@ pub struct SqlError(pub String);
 impl SqlError {
     /// Whether the statement failed because the hub's tables, columns (a database of an earlier
     /// release) or, on PostgreSQL, its function do not exist yet (SQLite: `no such table`, `no
-    /// such column`; PostgreSQL: `relation|column|function ... does not exist`): the hub then
-    /// sets them up and retries.
+    /// such column`, or `cannot modify ... because it is a view` for a view whose trigger an
+    /// interrupted set-up never made; PostgreSQL: `relation|column|function ... does not
+    /// exist`): the hub then sets them up and retries.
     pub fn is_missing_object(&self) -> bool {
         self.0.contains("no such table")
             || self.0.contains("no such column")
+            || (self.0.contains("cannot modify") && self.0.contains("because it is a view"))
             || ((self.0.contains("relation")
                 || self.0.contains("function")
                 || self.0.contains("column"))

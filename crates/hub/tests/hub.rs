@@ -421,6 +421,21 @@ fn a_lost_counter_row_is_restored_after_the_largest_id_still_stored() {
 }
 
 #[test]
+fn a_send_completes_a_set_up_that_stopped_between_the_view_and_its_trigger() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    hub.send(&req("a", "b", "first"), None).unwrap();
+    // What a set-up of an earlier release left when it stopped after the view.
+    SqliteDb::open(&db.path())
+        .conn()
+        .execute_batch("DROP TRIGGER hub_send_stores")
+        .unwrap();
+    let sent = db.hub().send(&req("a", "b", "second"), None).unwrap();
+    assert_eq!(sent.id, 2);
+    assert_eq!(bodies(&hub, "b", 10, true), ["first", "second"]);
+}
+
+#[test]
 fn the_hub_takes_no_new_machine_beyond_hub_max_machines() {
     let db = TestDb::new();
     let limits = Limits {
