@@ -1644,20 +1644,23 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                     }
                     Ok(())
                 })?;
-                if self
-                    .query("SELECT 1 FROM sqlite_master WHERE name = 'hub_search'", &[])?
-                    .is_empty()
-                {
-                    self.execute(SQLITE_SEARCH, &[])?;
-                    // Messages kept from an earlier release become searchable too. `OR
-                    // REPLACE`: a search may catch up ([`Hub::index_sent`]) the moment the
-                    // table exists, and a plain insert meeting its rows would fill nothing.
-                    self.execute(
-                        "INSERT OR REPLACE INTO hub_search (rowid, subject, body) \
-                         SELECT id, MIN(subject), MIN(body) FROM hub_messages GROUP BY id",
-                        &[],
-                    )?;
-                }
+                // The index appears filled: a search never finds it empty, and a set-up
+                // stopped half-way leaves no index that the next would take as filled.
+                self.transaction(|| {
+                    if self
+                        .query("SELECT 1 FROM sqlite_master WHERE name = 'hub_search'", &[])?
+                        .is_empty()
+                    {
+                        self.execute(SQLITE_SEARCH, &[])?;
+                        // Messages kept from an earlier release become searchable too.
+                        self.execute(
+                            "INSERT INTO hub_search (rowid, subject, body) \
+                             SELECT id, MIN(subject), MIN(body) FROM hub_messages GROUP BY id",
+                            &[],
+                        )?;
+                    }
+                    Ok(())
+                })?;
             }
             Dialect::Postgres => {
                 for statement in PG_SEARCH {

@@ -436,6 +436,35 @@ fn a_send_completes_a_set_up_that_stopped_between_the_view_and_its_trigger() {
 }
 
 #[test]
+fn messages_of_a_release_before_full_text_search_are_found_once_set_up() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    hub.send(&req("a", "b", "alpha kept"), None).unwrap();
+    hub.send(&req("a", "b", "beta kept"), None).unwrap();
+    // That release had no index, nor the counters of how far it goes.
+    SqliteDb::open(&db.path())
+        .conn()
+        .execute_batch(
+            "DROP TABLE hub_search; \
+             DELETE FROM hub_counter WHERE name IN ('indexed', 'indexed_at')",
+        )
+        .unwrap();
+    let search = |word: &str| -> Vec<String> {
+        let query = MailboxQuery {
+            limit: 10,
+            words: Some(dochub_hub::search_words(word).unwrap()),
+            ..MailboxQuery::default()
+        };
+        let found = db.hub().mailbox(&name("b"), &query).unwrap().messages;
+        found.into_iter().map(|m| m.message.body).collect()
+    };
+    assert_eq!(search("alpha"), ["alpha kept"]);
+    hub.send(&req("a", "b", "alpha new"), None).unwrap();
+    assert_eq!(search("alpha"), ["alpha new", "alpha kept"]);
+    assert_eq!(search("beta"), ["beta kept"]);
+}
+
+#[test]
 fn the_hub_takes_no_new_machine_beyond_hub_max_machines() {
     let db = TestDb::new();
     let limits = Limits {
