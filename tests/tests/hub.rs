@@ -2115,6 +2115,8 @@ async fn an_older_postgres_schema_is_upgraded_in_place() {
     assert_eq!(drain(&c, app.base_url(), "b").await.len(), 2);
     let (_, found) = get_json(&c, app.url("/api/messages/b?q=old%20release")).await;
     assert_eq!(ids(&found), [1], "read, kept and searchable");
+    let (_, thread) = get_json(&c, app.url("/api/messages/b?thread=1")).await;
+    assert_eq!(ids(&thread), [3, 1], "the old message is in its thread");
     app.stop().await;
 }
 

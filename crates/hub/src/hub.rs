@@ -74,7 +74,7 @@ const PURGE_EVERY_MS: i64 = 60 * 1000;
 ///
 /// A machine's mailbox is its rows: one per message it received (`read_at` NULL while unread,
 /// the inbox) and one per message it sent to others (written read). The columns after `created`
-/// came with the mailbox; [`UPGRADE`] adds them to a database of an earlier release.
+/// came with the mailbox; [`UPGRADES`] adds them to a database of an earlier release.
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS hub_machines (name TEXT PRIMARY KEY, last_seen BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS hub_messages (machine TEXT NOT NULL, id BIGINT NOT NULL, \
@@ -116,30 +116,45 @@ const SCHEMA: &[&str] = &[
 /// The counter rows [`SCHEMA`] writes, which set-up checks.
 const COUNTERS: &[&str] = &["ids", "clock", "purged", "indexed", "indexed_at"];
 
-/// The columns added since the first release, by table: [`Hub::upgrade`] adds what a database
-/// lacks, then the statements of [`AFTER_UPGRADE`] run.
-const UPGRADE: &[(&str, &str, &str)] = &[
-    ("hub_messages", "subject", "TEXT"),
-    ("hub_messages", "importance", "BIGINT NOT NULL DEFAULT 1"),
-    ("hub_messages", "thread", "BIGINT"),
-    ("hub_messages", "reply_to", "BIGINT"),
-    ("hub_messages", "read_at", "BIGINT"),
-    ("hub_sends", "subject", "TEXT"),
-    ("hub_sends", "importance", "BIGINT NOT NULL DEFAULT 1"),
-    ("hub_sends", "thread", "BIGINT"),
-    ("hub_sends", "reply_to", "BIGINT"),
-];
+/// What the release of a table's columns since the first release adds to a database of an
+/// earlier one ([`Hub::upgrade`]): each column it lacks, then what fills and indexes them.
+struct Upgrade {
+    table: &'static str,
+    columns: &'static [(&'static str, &'static str)],
+    after: &'static [&'static str],
+}
 
-/// Set-up after the columns exist: every message of an earlier release starts its own thread,
-/// and the indexes of the inbox (unread rows), the read rows (trimmed oldest first) and threads.
-const AFTER_UPGRADE: &[&str] = &[
-    "UPDATE hub_messages SET thread = id WHERE thread IS NULL",
-    "UPDATE hub_sends SET thread = id WHERE thread IS NULL",
-    "CREATE INDEX IF NOT EXISTS hub_messages_unread ON hub_messages (machine, id) \
-     WHERE read_at IS NULL",
-    "CREATE INDEX IF NOT EXISTS hub_messages_read ON hub_messages (machine, id) \
-     WHERE read_at IS NOT NULL",
-    "CREATE INDEX IF NOT EXISTS hub_messages_thread ON hub_messages (machine, thread)",
+/// Every message of an earlier release starts its own thread; the indexes of the inbox (unread
+/// rows), the read rows (trimmed oldest first) and threads.
+const UPGRADES: &[Upgrade] = &[
+    Upgrade {
+        table: "hub_messages",
+        columns: &[
+            ("subject", "TEXT"),
+            ("importance", "BIGINT NOT NULL DEFAULT 1"),
+            ("thread", "BIGINT"),
+            ("reply_to", "BIGINT"),
+            ("read_at", "BIGINT"),
+        ],
+        after: &[
+            "UPDATE hub_messages SET thread = id WHERE thread IS NULL",
+            "CREATE INDEX IF NOT EXISTS hub_messages_unread ON hub_messages (machine, id) \
+             WHERE read_at IS NULL",
+            "CREATE INDEX IF NOT EXISTS hub_messages_read ON hub_messages (machine, id) \
+             WHERE read_at IS NOT NULL",
+            "CREATE INDEX IF NOT EXISTS hub_messages_thread ON hub_messages (machine, thread)",
+        ],
+    },
+    Upgrade {
+        table: "hub_sends",
+        columns: &[
+            ("subject", "TEXT"),
+            ("importance", "BIGINT NOT NULL DEFAULT 1"),
+            ("thread", "BIGINT"),
+            ("reply_to", "BIGINT"),
+        ],
+        after: &["UPDATE hub_sends SET thread = id WHERE thread IS NULL"],
+    },
 ];
 
 /// The counts of each machine's messages, `hub_machines.read_kept` and `unread_kept`, kept by
@@ -374,8 +389,7 @@ fn first_unexpired(oldest: &str) -> String {
 /// racing the same statement of another request fails (a duplicate key in `pg_type`); the next
 /// pass finds that object made and may meet the race on the next one, so there is one pass
 /// per object and a few more.
-const SET_UP_PASSES: usize =
-    SCHEMA.len() + UPGRADE.len() + AFTER_UPGRADE.len() + PG_SEARCH.len() + PG_FUNCTIONS + 4;
+const SET_UP_PASSES: usize = SCHEMA.len() + UPGRADES.len() + PG_SEARCH.len() + PG_FUNCTIONS + 4;
 
 /// How many statements [`pg_functions`] makes.
 const PG_FUNCTIONS: usize = 5;
@@ -1630,9 +1644,6 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             self.execute(statement, &[])?;
         }
         self.upgrade()?;
-        for statement in AFTER_UPGRADE {
-            self.execute(statement, &[])?;
-        }
         self.count_messages()?;
         match self.db.dialect() {
             Dialect::Sqlite => {
@@ -1704,43 +1715,61 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         }
     }
 
-    /// Adds the columns of [`UPGRADE`] that a database made by an earlier release lacks. The
-    /// rows it holds were all unread (that release deleted what was read), which `read_at`
-    /// NULL says.
+    /// Brings the tables of a database made by an earlier release up to date ([`UPGRADES`]).
+    /// The rows it holds were all unread (that release deleted what was read), which `read_at`
+    /// NULL says. Once the columns exist nothing sets up again, so what fills them comes in
+    /// the same atomic unit: on SQLite one transaction; on PostgreSQL one `DO` block per table,
+    /// which holds that table's lock alone (two tables' locks held at once could circle with
+    /// the first sends of a fresh database).
     fn upgrade(&self) -> Result<(), HubError> {
-        for (table, column, definition) in UPGRADE {
-            match self.db.dialect() {
-                Dialect::Postgres => {
-                    self.execute(
-                        &format!(
-                            "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}"
-                        ),
-                        &[],
-                    )?;
+        match self.db.dialect() {
+            Dialect::Postgres => {
+                for upgrade in UPGRADES {
+                    let table = upgrade.table;
+                    let mut block = String::from("DO $$ BEGIN ");
+                    for (column, definition) in upgrade.columns {
+                        block += &format!(
+                            "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}; "
+                        );
+                    }
+                    for statement in upgrade.after {
+                        block += &format!("{statement}; ");
+                    }
+                    block += "END $$";
+                    self.execute(&block, &[])?;
                 }
-                Dialect::Sqlite => {
-                    let present = !self
-                        .query(
-                            &format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = $1"),
-                            &[(*column).into()],
-                        )?
-                        .is_empty();
-                    if !present {
-                        match self.execute(
-                            &format!("ALTER TABLE {table} ADD COLUMN {column} {definition}"),
-                            &[],
-                        ) {
-                            // Another set-up added it meanwhile.
-                            Err(HubError::Store(e)) if e.0.contains("duplicate column") => {}
-                            other => {
-                                other?;
-                            }
+                Ok(())
+            }
+            Dialect::Sqlite => self.transaction(|| {
+                for Upgrade {
+                    table,
+                    columns,
+                    after,
+                } in UPGRADES
+                {
+                    for (column, definition) in *columns {
+                        let present = !self
+                            .query(
+                                &format!(
+                                    "SELECT 1 FROM pragma_table_info('{table}') WHERE name = $1"
+                                ),
+                                &[(*column).into()],
+                            )?
+                            .is_empty();
+                        if !present {
+                            self.execute(
+                                &format!("ALTER TABLE {table} ADD COLUMN {column} {definition}"),
+                                &[],
+                            )?;
                         }
                     }
+                    for statement in *after {
+                        self.execute(statement, &[])?;
+                    }
                 }
-            }
+                Ok(())
+            }),
         }
-        Ok(())
     }
 
     /// Runs `op` in an IMMEDIATE transaction (SQLite only): committed if it succeeds, rolled back

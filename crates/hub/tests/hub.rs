@@ -435,6 +435,56 @@ fn a_send_completes_a_set_up_that_stopped_between_the_view_and_its_trigger() {
     assert_eq!(bodies(&hub, "b", 10, true), ["first", "second"]);
 }
 
+/// A database of the first release: its messages gain what later ones added, each starting
+/// its own thread, and replies join them.
+#[test]
+fn an_older_sqlite_schema_is_upgraded_in_place() {
+    let db = TestDb::new();
+    SqliteDb::open(&db.path())
+        .conn()
+        .execute_batch(&format!(
+            "CREATE TABLE hub_machines (name TEXT PRIMARY KEY, last_seen BIGINT NOT NULL); \
+             CREATE TABLE hub_messages (machine TEXT NOT NULL, id BIGINT NOT NULL, \
+               sender TEXT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL, \
+               created BIGINT NOT NULL, PRIMARY KEY (machine, id)); \
+             CREATE TABLE hub_counter (name TEXT PRIMARY KEY, value BIGINT NOT NULL); \
+             CREATE TABLE hub_sends (sender TEXT NOT NULL, idem_key TEXT NOT NULL, \
+               id BIGINT NOT NULL, recipient TEXT NOT NULL, body TEXT NOT NULL, \
+               created BIGINT NOT NULL, PRIMARY KEY (sender, idem_key)); \
+             INSERT INTO hub_machines VALUES ('a', {T0}), ('b', {T0}); \
+             INSERT INTO hub_counter VALUES ('ids', 2), ('clock', {T0}); \
+             INSERT INTO hub_messages VALUES ('b', 1, 'a', 'b', 'old one', {T0}); \
+             INSERT INTO hub_messages VALUES ('b', 2, 'a', 'b', 'old two', {T0}); \
+             INSERT INTO hub_sends VALUES ('a', 'k-2', 2, 'b', 'old two', {T0});"
+        ))
+        .unwrap();
+    let hub = db.hub_with(&ManualClock::at(T0), Limits::default());
+    let old = hub.inbox(&name("b"), 10, false, true).unwrap().messages;
+    let threads: Vec<_> = old
+        .iter()
+        .map(|m| (m.message.id, m.message.thread))
+        .collect();
+    assert_eq!(threads, [(1, 1), (2, 2)]);
+    let reply = r#"{"from": "b", "to": "a", "body": "seen", "reply_to": 2}"#;
+    let reply = hub
+        .send(&SendRequest::from_json(reply.as_bytes()).unwrap(), None)
+        .unwrap();
+    assert_eq!((reply.id, reply.thread), (3, 2));
+    let thread = MailboxQuery {
+        limit: 10,
+        thread: Some(2),
+        ..MailboxQuery::default()
+    };
+    let in_thread = hub.mailbox(&name("b"), &thread).unwrap().messages;
+    let in_thread: Vec<_> = in_thread.iter().map(|m| m.message.id).collect();
+    assert_eq!(in_thread, [3, 2], "the old message is found by its thread");
+    // The key kept from that release answers its message again, in its own thread.
+    let again = hub
+        .send(&req("a", "b", "old two"), Some(&key("k-2")))
+        .unwrap();
+    assert_eq!((again.id, again.thread), (2, 2));
+}
+
 #[test]
 fn messages_of_a_release_before_full_text_search_are_found_once_set_up() {
     let db = TestDb::new();
