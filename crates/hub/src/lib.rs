@@ -143,7 +143,10 @@
 //!    (`IF NOT EXISTS`, `ON CONFLICT DO NOTHING`), set-ups racing each other are retried pass by
 //!    pass, SQLite's write-ahead logging must be on before the counter rows are written, and the
 //!    counter rows must exist at the end. A lost `ids` row restarts after the largest id still
-//!    stored (messages or keys), never at 0.
+//!    stored (messages or keys), never at 0. Objects that work only together are made in one
+//!    atomic unit (SQLite's view `hub_send` and its trigger, its full-text index and its fill,
+//!    the columns of a later release and what fills them), so that no request meets one half,
+//!    and a set-up stopped in between leaves nothing a later one takes for complete.
 //!
 //! Spin specifics (v4.0.2): each `spin:sqlite` connection is a fresh rusqlite connection, closed
 //! (so rolled back) with the request; `spin:postgres` connections are pooled and an unfinished
