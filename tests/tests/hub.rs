@@ -1093,6 +1093,83 @@ async fn a_purge_and_a_broadcast_meeting_on_machines_both_go_through_on_postgres
     app.stop().await;
 }
 
+/// A purge forgetting silent machines and a send between two of them never wait for each
+/// other in a circle on PostgreSQL. The purge deletes machines unseen for the retention period
+/// and without messages; a send locks its sender's and recipient's rows in name order. Here the
+/// two silent machines are stored in reverse name order and another instance's transaction
+/// holds the later one while the purge starts: a purge locking rows in the order it meets them
+/// would take that one first, the send the earlier one, and the database would break the circle
+/// by failing one of them (503).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_purge_forgetting_machines_and_a_send_between_them_both_go_through_on_postgres() {
+    let Some(db) = PgDb::create().await else {
+        return;
+    };
+    let (pg, other) = (db.connect().await, db.connect().await);
+    let backend = Backend::Postgres(db);
+    let app = backend.app().start().await.unwrap();
+    let (c, base) = (Client::new(), app.base_url().to_owned());
+    // The first send purges (none ran yet) and sets everything up.
+    send(&c, &base, "sender", "receiver", "before").await;
+    drain(&c, &base, "receiver").await;
+    pg.batch_execute(
+        "INSERT INTO hub_machines (name, last_seen) VALUES ('silent-z', 1), ('silent-a', 1); \
+         UPDATE hub_counter SET value = 0 WHERE name = 'purged'",
+    )
+    .await
+    .unwrap();
+    other
+        .batch_execute("BEGIN; SELECT 1 FROM hub_machines WHERE name = 'silent-z' FOR UPDATE")
+        .await
+        .unwrap();
+    let waiting = |n: i64| {
+        let pg = &pg;
+        async move {
+            let started = Instant::now();
+            loop {
+                let row = pg
+                    .query_one(
+                        "SELECT COUNT(*) FROM pg_stat_activity \
+                         WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                        &[],
+                    )
+                    .await
+                    .unwrap();
+                if row.get::<_, i64>(0) >= n {
+                    return;
+                }
+                assert!(started.elapsed() < Duration::from_secs(20), "{n} waiting");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    let post = |from: &'static str, to: &'static str| {
+        let (c, url) = (c.clone(), app.url("/api/send"));
+        tokio::spawn(async move {
+            let res = c
+                .post(url)
+                .json(&json!({ "from": from, "to": to, "body": format!("{from} to {to}") }))
+                .send()
+                .await
+                .unwrap();
+            (res.status(), res.text().await.unwrap())
+        })
+    };
+    let purging = post("sender", "receiver");
+    waiting(1).await;
+    let between = post("silent-a", "silent-z");
+    waiting(2).await;
+    other.batch_execute("COMMIT").await.unwrap();
+    let (purging, between) = (purging.await.unwrap(), between.await.unwrap());
+    assert_eq!(purging.0, StatusCode::CREATED, "{}", purging.1);
+    assert_eq!(between.0, StatusCode::CREATED, "{}", between.1);
+    assert_eq!(
+        bodies(&drain(&c, &base, "silent-z").await),
+        ["silent-a to silent-z"]
+    );
+    app.stop().await;
+}
+
 /// A PostgreSQL store of a release before, which drew ids from the counter row, has no
 /// sequence of ids nor `hub_send_4` and the functions it calls: the first send after the
 /// upgrade makes them and goes on after every id given, an instance of the release before

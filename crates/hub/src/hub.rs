@@ -358,6 +358,31 @@ fn pg_purge_messages(oldest: i64) -> String {
     )
 }
 
+/// Which machines a purge forgets: unseen since `oldest` and without messages. A recipient
+/// that was never seen is kept while its inbox holds messages. The counts say so too, and
+/// PostgreSQL checks them again on a row a concurrent send has just counted a message on (see
+/// [`SQLITE_COUNT_MESSAGES`]).
+fn forgotten_machines(oldest: &str) -> String {
+    format!(
+        "last_seen < {oldest} AND read_kept = 0 AND unread_kept = 0 AND NOT EXISTS \
+         (SELECT 1 FROM hub_messages WHERE hub_messages.machine = hub_machines.name)"
+    )
+}
+
+/// PostgreSQL's delete of the machines a purge forgets, which locks their rows in name order
+/// first, as [`pg_purge_messages`] does and for the same reason: a direct send between two of
+/// them locks both in name order, and a delete meeting them in the other order failed one of
+/// the two. It deletes only the rows it locked.
+fn pg_forget_machines(oldest: i64) -> String {
+    let forgotten = forgotten_machines(&oldest.to_string());
+    format!(
+        "DO $$ DECLARE locked TEXT[]; BEGIN \
+         SELECT array_agg(name) INTO locked FROM (SELECT name FROM hub_machines \
+           WHERE {forgotten} ORDER BY name FOR UPDATE) m; \
+         DELETE FROM hub_machines WHERE name = ANY (locked) AND {forgotten}; END $$"
+    )
+}
+
 /// SQLite's full-text index of subjects and bodies: one row per message (its id as rowid), not
 /// per copy. FTS5 is compiled into the SQLite of Spin v4.0.2 (rusqlite's bundled build).
 const SQLITE_SEARCH: &str = "CREATE VIRTUAL TABLE hub_search USING fts5(subject, body)";
@@ -1556,15 +1581,16 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 &[],
             )?;
         }
-        // A recipient that was never seen is kept while its inbox holds messages. The counts
-        // say so too, and PostgreSQL checks them again on a row a concurrent send has just
-        // counted a message on (see [`SQLITE_COUNT_MESSAGES`]).
-        self.execute(
-            "DELETE FROM hub_machines WHERE last_seen < $1 AND read_kept = 0 \
-             AND unread_kept = 0 AND NOT EXISTS \
-             (SELECT 1 FROM hub_messages WHERE hub_messages.machine = hub_machines.name)",
-            &[oldest.into()],
-        )?;
+        match self.db.dialect() {
+            Dialect::Sqlite => self.execute(
+                &format!(
+                    "DELETE FROM hub_machines WHERE {}",
+                    forgotten_machines("$1")
+                ),
+                &[oldest.into()],
+            )?,
+            Dialect::Postgres => self.execute(&pg_forget_machines(oldest), &[])?,
+        };
         self.execute(
             "DELETE FROM hub_sends WHERE created < $1",
             &[(now - IDEMPOTENCY_MS).into()],
