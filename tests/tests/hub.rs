@@ -1006,6 +1006,61 @@ async fn two_hosts_sharing_postgres_deliver_exactly_once() {
     two.stop().await;
 }
 
+/// Waits until `n` sessions of the test's PostgreSQL database wait for a lock.
+async fn lock_waits(pg: &tokio_postgres::Client, n: i64) {
+    let started = Instant::now();
+    loop {
+        let row = pg
+            .query_one(
+                "SELECT COUNT(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .await
+            .unwrap();
+        if row.get::<_, i64>(0) >= n {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{n} waiting");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Another instance's transaction (`other`) holds `held`'s row while a send that purges (the
+/// purge must be due) and then a send of "`from` to `to`" start, each once it is the next to
+/// wait for a lock (`pg` watches); then it commits, and both sends must be stored.
+async fn purge_and_send_past_a_held_machine(
+    c: &Client,
+    app: &TestApp,
+    (pg, other): (&tokio_postgres::Client, &tokio_postgres::Client),
+    held: &str,
+    (from, to): (&str, &str),
+) {
+    let post = |from: &str, to: &str| {
+        let (c, url) = (c.clone(), app.url("/api/send"));
+        let body = json!({ "from": from, "to": to, "body": format!("{from} to {to}") });
+        tokio::spawn(async move {
+            let res = c.post(url).json(&body).send().await.unwrap();
+            (res.status(), res.text().await.unwrap())
+        })
+    };
+    other
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM hub_machines WHERE name = '{held}' FOR UPDATE"
+        ))
+        .await
+        .unwrap();
+    let purging = post("sender", "receiver");
+    lock_waits(pg, 1).await;
+    let second = post(from, to);
+    lock_waits(pg, 2).await;
+    other.batch_execute("COMMIT").await.unwrap();
+    for (what, sent) in [("the purging send", purging), ("the other", second)] {
+        let (status, body) = sent.await.unwrap();
+        assert_eq!(status, StatusCode::CREATED, "{what}: {body}");
+    }
+}
+
 /// A purge on PostgreSQL and a broadcast never wait for each other in a circle. The purge's
 /// delete of expired messages counts them off their machines' rows; a broadcast locks its
 /// recipients' rows in name order. Here another instance's transaction holds a machine in the
@@ -1037,51 +1092,7 @@ async fn a_purge_and_a_broadcast_meeting_on_machines_both_go_through_on_postgres
     )
     .await
     .unwrap();
-    other
-        .batch_execute("BEGIN; SELECT 1 FROM hub_machines WHERE name = 'p06' FOR UPDATE")
-        .await
-        .unwrap();
-    let waiting = |n: i64| {
-        let pg = &pg;
-        async move {
-            let started = Instant::now();
-            loop {
-                let row = pg
-                    .query_one(
-                        "SELECT COUNT(*) FROM pg_stat_activity \
-                         WHERE datname = current_database() AND wait_event_type = 'Lock'",
-                        &[],
-                    )
-                    .await
-                    .unwrap();
-                if row.get::<_, i64>(0) >= n {
-                    return;
-                }
-                assert!(started.elapsed() < Duration::from_secs(20), "{n} waiting");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-    };
-    let post = |from: &'static str, to: &'static str| {
-        let (c, url) = (c.clone(), app.url("/api/send"));
-        tokio::spawn(async move {
-            let res = c
-                .post(url)
-                .json(&json!({ "from": from, "to": to, "body": format!("{from} to {to}") }))
-                .send()
-                .await
-                .unwrap();
-            (res.status(), res.text().await.unwrap())
-        })
-    };
-    let purging = post("sender", "receiver");
-    waiting(1).await;
-    let broadcast = post("caster", "all");
-    waiting(2).await;
-    other.batch_execute("COMMIT").await.unwrap();
-    let (purging, broadcast) = (purging.await.unwrap(), broadcast.await.unwrap());
-    assert_eq!(purging.0, StatusCode::CREATED, "{}", purging.1);
-    assert_eq!(broadcast.0, StatusCode::CREATED, "{}", broadcast.1);
+    purge_and_send_past_a_held_machine(&c, &app, (&pg, &other), "p06", ("caster", "all")).await;
     let expired = pg
         .query_one("SELECT COUNT(*) FROM hub_messages WHERE created = 1", &[])
         .await
@@ -1118,51 +1129,14 @@ async fn a_purge_forgetting_machines_and_a_send_between_them_both_go_through_on_
     )
     .await
     .unwrap();
-    other
-        .batch_execute("BEGIN; SELECT 1 FROM hub_machines WHERE name = 'silent-z' FOR UPDATE")
-        .await
-        .unwrap();
-    let waiting = |n: i64| {
-        let pg = &pg;
-        async move {
-            let started = Instant::now();
-            loop {
-                let row = pg
-                    .query_one(
-                        "SELECT COUNT(*) FROM pg_stat_activity \
-                         WHERE datname = current_database() AND wait_event_type = 'Lock'",
-                        &[],
-                    )
-                    .await
-                    .unwrap();
-                if row.get::<_, i64>(0) >= n {
-                    return;
-                }
-                assert!(started.elapsed() < Duration::from_secs(20), "{n} waiting");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-    };
-    let post = |from: &'static str, to: &'static str| {
-        let (c, url) = (c.clone(), app.url("/api/send"));
-        tokio::spawn(async move {
-            let res = c
-                .post(url)
-                .json(&json!({ "from": from, "to": to, "body": format!("{from} to {to}") }))
-                .send()
-                .await
-                .unwrap();
-            (res.status(), res.text().await.unwrap())
-        })
-    };
-    let purging = post("sender", "receiver");
-    waiting(1).await;
-    let between = post("silent-a", "silent-z");
-    waiting(2).await;
-    other.batch_execute("COMMIT").await.unwrap();
-    let (purging, between) = (purging.await.unwrap(), between.await.unwrap());
-    assert_eq!(purging.0, StatusCode::CREATED, "{}", purging.1);
-    assert_eq!(between.0, StatusCode::CREATED, "{}", between.1);
+    purge_and_send_past_a_held_machine(
+        &c,
+        &app,
+        (&pg, &other),
+        "silent-z",
+        ("silent-a", "silent-z"),
+    )
+    .await;
     assert_eq!(
         bodies(&drain(&c, &base, "silent-z").await),
         ["silent-a to silent-z"]
