@@ -116,8 +116,8 @@ const SCHEMA: &[&str] = &[
 /// The counter rows [`SCHEMA`] writes, which set-up checks.
 const COUNTERS: &[&str] = &["ids", "clock", "purged", "indexed", "indexed_at"];
 
-/// What the release of a table's columns since the first release adds to a database of an
-/// earlier one ([`Hub::upgrade`]): each column it lacks, then what fills and indexes them.
+/// A table's columns added since the first release, and what fills and indexes them once they
+/// exist ([`Hub::upgrade`]).
 struct Upgrade {
     table: &'static str,
     columns: &'static [(&'static str, &'static str)],
@@ -1673,17 +1673,13 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         self.count_messages()?;
         match self.db.dialect() {
             Dialect::Sqlite => {
-                // The view and its trigger appear together: a send meeting the view alone
-                // would fail, not set up.
+                // Each appears whole: a send meeting the view without its trigger would fail,
+                // a search meeting the index unfilled would miss messages, and a set-up stopped
+                // half-way would leave an index the next takes for filled.
                 self.transaction(|| {
                     for statement in at_once::sqlite_send_schema() {
                         self.execute(&statement, &[])?;
                     }
-                    Ok(())
-                })?;
-                // The index appears filled: a search never finds it empty, and a set-up
-                // stopped half-way leaves no index that the next would take as filled.
-                self.transaction(|| {
                     if self
                         .query("SELECT 1 FROM sqlite_master WHERE name = 'hub_search'", &[])?
                         .is_empty()
