@@ -1141,11 +1141,30 @@ async fn a_purge_forgetting_machines_and_a_send_between_them_both_go_through_on_
         bodies(&drain(&c, &base, "silent-z").await),
         ["silent-a to silent-z"]
     );
+    // The purge forgot the sender while its send waited; the send made it again, as seen.
+    let listed: Value = c
+        .get(app.url("/machines"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"silent-a"),
+        "the sender is listed: {names:?}"
+    );
     app.stop().await;
 }
 
 /// A PostgreSQL store of a release before, which drew ids from the counter row, has no
-/// sequence of ids nor `hub_send_4` and the functions it calls: the first send after the
+/// sequence of ids nor `hub_send_5` and the functions it calls: the first send after the
 /// upgrade makes them and goes on after every id given, an instance of the release before
 /// still sending beside it takes its ids from the sequence too (never one twice), and the
 /// unread cap holds through the new functions.
@@ -1166,7 +1185,7 @@ async fn a_postgres_store_of_the_release_before_gains_the_send_functions() {
     run_sql(
         &backend,
         &app,
-        "DROP FUNCTION hub_send_4; DROP FUNCTION hub_trim_read_4; \
+        "DROP FUNCTION hub_send_5; DROP FUNCTION hub_trim_read_4; \
          DROP FUNCTION hub_inbox_has_room_3; DROP FUNCTION hub_mailbox_clock_3; \
          DROP TRIGGER hub_ids_from_sequence ON hub_counter; \
          DROP FUNCTION hub_ids_from_sequence(); DROP SEQUENCE hub_message_ids; \

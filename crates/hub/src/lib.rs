@@ -34,7 +34,7 @@
 //! sequence `hub_message_ids` (message ids) and the functions `hub_inbox_has_room_3`,
 //! `hub_mailbox_clock_3`, `hub_trim_read_4`, `hub_count_messages` (the triggers'),
 //! `hub_ids_from_sequence` (a trigger that gives an earlier release's counter update a sequence
-//! id) and `hub_send_4` (a send in one statement); on SQLite also the view `hub_send`, always
+//! id) and `hub_send_5` (a send in one statement); on SQLite also the view `hub_send`, always
 //! empty, whose `INSTEAD OF INSERT` trigger stores a send (both made in one transaction, so no
 //! send meets the view without its trigger). A database of an earlier release gains the
 //! columns and objects it lacks on first use, and one whose set-up stopped half-way is
@@ -132,7 +132,8 @@
 //!    move with every insert, mark and delete of a row, in the same statement (a trigger), so they
 //!    are exact; the purge forgets a machine only while both are 0, which PostgreSQL checks again
 //!    on a row a concurrent send has just counted a message on, and a message to a machine a purge
-//!    has forgotten makes it known again. On PostgreSQL the purge locks the rows of the machines
+//!    has forgotten makes it known again (a sender it forgot while the send waited, as seen
+//!    now). On PostgreSQL the purge locks the rows of the machines
 //!    whose expired messages it deletes in name order first, and in a statement of its own the
 //!    rows of the machines it forgets, as a send locks its machines, so the two never deadlock
 //!    (`pg_purge_messages`, `pg_forget_machines`).

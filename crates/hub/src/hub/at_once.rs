@@ -17,16 +17,17 @@
 //!   transaction is.
 //! - PostgreSQL: [`Hub::insert_postgres`]'s statement with the checks in front
 //!   ([`postgres_send_sql`]); the locks of the machines it writes order it as before. It runs
-//!   inside the function `hub_send_4` ([`postgres_send_function`]), whose plan the connection
+//!   inside the function `hub_send_5` ([`postgres_send_function`]), whose plan the connection
 //!   keeps: Spin offers no prepared statements, and parsing and planning the statement took as
 //!   long as running it. Inside a `VOLATILE` function the statement takes its snapshot when it
 //!   starts, as a statement of its own does, so the reasoning of the crate docs holds.
 //!
 //! The view, its trigger and the function are stored in the database: a later release that
 //! changes one gives it a new name, so that a database set up by this one is completed, not
-//! misread. (`hub_send_3` left the trim to a statement after its commit, `hub_send_2` drew ids
-//! from a counter row held to its commit, and `hub_send_1` called the room check that planned
-//! its query at every call; all are unused.)
+//! misread. (`hub_send_4` made a sender that a purge forgot while the send waited for its
+//! row again as never seen, `hub_send_3` left the trim to a statement after its commit,
+//! `hub_send_2` drew ids from a counter row held to its commit, and `hub_send_1` called the
+//! room check that planned its query at every call; all are unused.)
 
 use super::*;
 
@@ -115,7 +116,8 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
         "WHERE EXISTS (SELECT 1 FROM t)"
     };
     // The machines whose mailboxes the send writes, each once: their rows are locked before
-    // the id is drawn.
+    // the id is drawn. A row a purge deleted while the send waited for it is made again, the
+    // sender's as seen now: it is sending.
     let mailboxes = if broadcast {
         "SELECT CAST($6 AS TEXT) AS owner UNION SELECT m.name FROM hub_machines m \
          WHERE m.name <> $2 AND m.last_seen >= $3"
@@ -174,7 +176,8 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
     );
     format!(
         "WITH {pre}lk AS (INSERT INTO hub_machines (name, last_seen) \
-           SELECT b.owner, 0 FROM ({mailboxes}) b {open} ORDER BY b.owner \
+           SELECT b.owner, CASE WHEN b.owner = CAST($6 AS TEXT) THEN CAST($9 AS BIGINT) \
+             ELSE 0 END FROM ({mailboxes}) b {open} ORDER BY b.owner \
            ON CONFLICT (name) DO UPDATE SET last_seen = {seen} RETURNING name, read_kept), \
          c AS (SELECT nextval('hub_message_ids') AS value \
            FROM (SELECT COUNT(*) AS locked FROM lk) l WHERE l.locked > 0), \
@@ -207,10 +210,10 @@ pub(super) fn postgres_send_sql(broadcast: bool, targets: &str, gate: bool) -> S
 }
 
 /// The call of [`postgres_send_function`], with the gated statement's sixteen parameters.
-pub(super) const POSTGRES_SEND_CALL: &str = "SELECT * FROM hub_send_4($1, $2, $3, $4, $5, $6, \
+pub(super) const POSTGRES_SEND_CALL: &str = "SELECT * FROM hub_send_5($1, $2, $3, $4, $5, $6, \
      $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
 
-/// The function `hub_send_4`: the gated statement ([`postgres_send_sql`]) for a broadcast or
+/// The function `hub_send_5`: the gated statement ([`postgres_send_sql`]) for a broadcast or
 /// a direct send, whose parameters it takes in the same order (`$n` in a PL/pgSQL body is the
 /// function's `n`th parameter). Its result columns are named apart from every column the
 /// statement reads, which PL/pgSQL would otherwise take for its own variables.
@@ -218,7 +221,7 @@ pub(super) fn postgres_send_function() -> String {
     let form =
         |broadcast| postgres_send_sql(broadcast, &targets_sql(Dialect::Postgres, broadcast), true);
     format!(
-        "CREATE OR REPLACE FUNCTION hub_send_4(TEXT, TEXT, BIGINT, BIGINT, TEXT, TEXT, TEXT, \
+        "CREATE OR REPLACE FUNCTION hub_send_5(TEXT, TEXT, BIGINT, BIGINT, TEXT, TEXT, TEXT, \
          TEXT, BIGINT, TEXT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT, BIGINT) \
          RETURNS TABLE (send_id BIGINT, send_clock BIGINT, send_room BIGINT, send_stored BIGINT, \
          send_created BIGINT, send_copies BIGINT, send_own BIGINT, send_checked BIGINT, \
