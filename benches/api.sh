@@ -8,7 +8,9 @@
 # is also given as a share of the floor: what the same host answers for a component that does
 # nothing but answer `200 ok` (benches/floor), measured first in the same run. The WASIp3 floor
 # (benches/floor-p3: the same answer from a wasi:http@0.3 component, whose instances are reused)
-# is measured beside it, as the floor a WASIp3 route would be held against.
+# is measured beside it, as the floor a WASIp3 route would be held against, and so is health's
+# own (benches/floor-probes: the host calls /api/health makes at every request, then the same
+# answer), so that health's share of it is the part of its cost that is dochub's own work.
 #
 # Needs wrk (Debian: apt-get install -y wrk) and python3. API_BENCH_SECONDS (default 10) and
 # API_BENCH_CONNECTIONS (default 16) change the load, API_BENCH_LATENCY_SECONDS (default 2) the
@@ -30,7 +32,7 @@ debug) cargo build --quiet -p dochub-host -p dochub-cli ;;
 release) cargo build --quiet --release -p dochub-host && cargo build --quiet -p dochub-cli ;;
 *) echo "API_BENCH_PROFILE is debug or release, not $profile" >&2; exit 2 ;;
 esac
-cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p health -p floor -p floor-p3
+cargo build --quiet --target wasm32-wasip2 --profile wasm -p api -p docs -p overview -p hub -p health -p floor -p floor-p3 -p floor-probes
 host="target/$profile/dochub-host"
 spin="${SPIN_BIN:-}"
 work="$(mktemp -d)"
@@ -67,6 +69,7 @@ load() {
     errors="$(echo "$out" | awk '/Non-2xx|Socket errors/ { printf "%s ", $0 }')"
     share=""
     if [ -n "$floor" ]; then share="$(awk -v r="$rps" -v f="$floor" 'BEGIN { printf "%5.1f %% of the floor", 100 * r / f }')"; fi
+    if [ -n "${2:-}" ]; then share="$share, $(awk -v r="$rps" -v f="$2" 'BEGIN { printf "%5.1f %% of its probes'"'"' floor", 100 * r / f }')"; fi
     printf '  %-36s %9s req/s  %s %s\n' "$1" "$rps" "$share" "$errors"
     printf '  %-36s %s\n' "" "$(python3 benches/latency.py "$port" "$1" "$connections" "$latency_seconds")"
 }
@@ -111,6 +114,12 @@ started / "$work/host-floor-p3.log"
 echo "the WASIp3 floor (the same answer from a wasi:http@0.3 component, instances reused):"
 load /
 stop
+serve benches/floor-probes/spin.toml floor-probes
+started / "$work/host-floor-probes.log"
+echo "health's probes' floor (the host calls /api/health makes at every request, and nothing else):"
+load /
+probes_floor="$rps"
+stop
 
 for prebuilt in 0 1; do
     derive "$prebuilt"
@@ -118,7 +127,7 @@ for prebuilt in 0 1; do
     started /api/health "$work/host-$prebuilt.log"
     if [ "$prebuilt" = 1 ]; then echo "SERVE_PREBUILT (manifests read from the build):"; else echo "live (manifests generated per request):"; fi
     echo "  $(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2), $connections connections, ${seconds}s per route, $(nproc) cores shared with the host"
-    load /api/health
+    load /api/health "$probes_floor"
     load /api/manifest
     load /api/manifest/dochub/api
     load /api/raw/dochub/api/routes
