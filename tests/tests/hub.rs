@@ -1110,7 +1110,7 @@ async fn a_purge_and_a_broadcast_meeting_on_machines_both_go_through_on_postgres
 /// two silent machines are stored in reverse name order and another instance's transaction
 /// holds the later one while the purge starts: a purge locking rows in the order it meets them
 /// would take that one first, the send the earlier one, and the database would break the circle
-/// by failing one of them (503).
+/// by failing one of them (503). The sender, forgotten while its send waited, comes back as seen.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_purge_forgetting_machines_and_a_send_between_them_both_go_through_on_postgres() {
     let Some(db) = PgDb::create().await else {
