@@ -103,6 +103,24 @@ async fn drain(client: &Client, base: &str, machine: &str) -> Vec<Value> {
     }
 }
 
+/// The names `/machines` lists, in its order.
+async fn machine_names(client: &Client, base: &str) -> Vec<String> {
+    let listed: Value = client
+        .get(format!("{base}/machines"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 async fn error(res: reqwest::Response) -> (StatusCode, String) {
     let status = res.status();
     assert_eq!(
@@ -295,21 +313,7 @@ async fn bad_sends_are_refused_with_the_right_status() {
     }
 
     // Nothing but the good sends registered anyone.
-    let machines: Value = c
-        .get(app.url("/machines"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let names: Vec<&str> = machines
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["a"]);
+    assert_eq!(machine_names(&c, app.base_url()).await, ["a"]);
     app.stop().await;
 }
 
@@ -697,22 +701,9 @@ async fn registration_race(backend: Backend) {
     for t in registrars {
         registered.extend(t.await.unwrap());
     }
-    let listed: Value = c
-        .get(app.url("/machines"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let listed: HashSet<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let listed: HashSet<String> = machine_names(&c, &base).await.into_iter().collect();
     for (m, at) in &registered {
-        assert!(listed.contains(m.as_str()), "{m} lost from /machines");
+        assert!(listed.contains(m), "{m} lost from /machines");
         let got: Vec<u64> = drain(&c, &base, m)
             .await
             .iter()
@@ -839,20 +830,8 @@ async fn two_step_ack(backend: Backend) {
     let res = ack(through).await.unwrap();
     assert_eq!(res.json::<Value>().await.unwrap()["acknowledged"], 0);
     assert_eq!(bodies(&inbox(&c, &base, &m, "").await), ["job3", "job4"]);
-    let machines: Value = c
-        .get(app.url("/machines"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
     assert!(
-        machines
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|x| x["name"] == m.as_str()),
+        machine_names(&c, &base).await.contains(&m),
         "acknowledging registers the machine"
     );
     app.stop().await;
@@ -941,15 +920,7 @@ async fn restart(first: TestApp, second: impl std::future::Future<Output = TestA
     assert_eq!(bodies(&got), expected);
     let next = send(&c, &base, &a, &b, "after").await;
     assert_eq!(next["id"], last + 1, "ids go on after a restart");
-    let machines: Value = c
-        .get(app.url("/machines"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(machines.as_array().unwrap().len(), 2);
+    assert_eq!(machine_names(&c, &base).await.len(), 2);
     app.stop().await;
 }
 
@@ -1142,22 +1113,9 @@ async fn a_purge_forgetting_machines_and_a_send_between_them_both_go_through_on_
         ["silent-a to silent-z"]
     );
     // The purge forgot the sender while its send waited; the send made it again, as seen.
-    let listed: Value = c
-        .get(app.url("/machines"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let names: Vec<&str> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = machine_names(&c, &base).await;
     assert!(
-        names.contains(&"silent-a"),
+        names.iter().any(|n| n == "silent-a"),
         "the sender is listed: {names:?}"
     );
     app.stop().await;
