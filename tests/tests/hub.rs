@@ -105,14 +105,8 @@ async fn drain(client: &Client, base: &str, machine: &str) -> Vec<Value> {
 
 /// The names `/machines` lists, in its order.
 async fn machine_names(client: &Client, base: &str) -> Vec<String> {
-    let listed: Value = client
-        .get(format!("{base}/machines"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (status, listed) = get_json(client, format!("{base}/machines")).await;
+    assert_eq!(status, StatusCode::OK, "/machines: {listed}");
     listed
         .as_array()
         .unwrap()

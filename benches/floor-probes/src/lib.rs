@@ -1,6 +1,6 @@
 //! What `/api/health` costs before any work of ours: the host calls it makes at every request,
 //! through the same interfaces, and nothing else. The variables the `health` component reads,
-//! the key-value store's open and read (its probe), and the SQLite probe's open and statements
+//! the key-value store's open and read (its probe), and the SQLite probe itself
 //! (`dochub_hub_spin::SqliteProbe`); then `200 ok`. Under Spin v4.0.2 each variable and
 //! key-value call runs in tokio's `block_in_place` and each SQLite statement on its blocking
 //! pool, whatever asks for it: the benches hold health against this as well as the plain floor,
@@ -9,7 +9,8 @@
 // `#[http_component]` expands to the component's export glue, which needs unsafe code.
 #![allow(unsafe_code)]
 
-use dochub_spin_imports::{sqlite3, store, variables};
+use dochub_hub_spin::SqliteProbe;
+use dochub_spin_imports::{store, variables};
 use spin_sdk::http::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
 use spin_sdk::http_component;
 
@@ -25,14 +26,8 @@ fn handle(_request: IncomingRequest, out: ResponseOutparam) {
     let read = variables.iter().all(|name| variables::get(name).is_ok());
     let stored =
         store::open("default").is_ok_and(|bucket| bucket.get("dochub:api:started_at").is_ok());
-    // A write lock another probe holds counts as an answer, as health counts it.
-    let probed = sqlite3::Connection::open("default").is_ok_and(|db| {
-        db.execute("PRAGMA busy_timeout = 0", &[]).is_ok()
-            && match db.execute("BEGIN IMMEDIATE", &[]) {
-                Ok(_) => db.execute("ROLLBACK", &[]).is_ok(),
-                Err(e) => format!("{e:?}").contains("locked"),
-            }
-    });
+    // Health's own probe, so that this floor follows it.
+    let probed = SqliteProbe::open().and_then(|db| db.probe()).is_ok();
     // A failed call answers 500, so that a bench never holds health against calls refused
     // early.
     let status = if read && stored && probed { 200 } else { 500 };

@@ -133,10 +133,10 @@
 //!    are exact; the purge forgets a machine only while both are 0, which PostgreSQL checks again
 //!    on a row a concurrent send has just counted a message on, and a message to a machine a purge
 //!    has forgotten makes it known again (a sender it forgot while the send waited, as seen
-//!    now). On PostgreSQL the purge locks the rows of the machines
-//!    whose expired messages it deletes in name order first, and in a statement of its own the
-//!    rows of the machines it forgets, as a send locks its machines, so the two never deadlock
-//!    (`pg_purge_messages`, `pg_forget_machines`).
+//!    now). On PostgreSQL the purge locks the rows of the machines whose expired messages it
+//!    deletes in name order first, and in a statement of its own the rows of the machines it
+//!    forgets, as a send locks its machines, so the two never deadlock (`pg_purge_messages`,
+//!    `pg_forget_machines`).
 //!    A send trims in its own statement (on SQLite, transaction), so a failed trim stores
 //!    nothing; on PostgreSQL under the sender's row lock, with a fresh snapshot
 //!    (`hub_trim_read_4`). A trim that fails after an acknowledging read has committed is left
