@@ -90,5 +90,7 @@ pub use score::{
     K1, MAX_EXPANSIONS, PREFIX_MIN_CHARS, TITLE_BOOST, TWO_TYPOS_MIN_CHARS, TYPO_MIN_CHARS,
     TYPO_WEIGHT, contribution, score_key, term_weight,
 };
-pub use terms::{FIELDS, FieldCounts, MAX_TERM_BYTES, PageFields, PageTerms, stem, terms};
+pub use terms::{
+    FIELDS, FieldCounts, MAX_TERM_BYTES, PageFields, PageTerms, is_stop_word, stem, terms,
+};
 pub use within::Within;

@@ -1,11 +1,15 @@
 //! A query split for ranking: the phrase, its words and its terms, and which tier a page is in.
 
 use crate::query::{Query, QueryTooShort, fold};
-use crate::terms::{stem, terms};
+use crate::terms::{is_stop_word, stem, terms};
 
 /// Most distinct words and terms one query is split into: the rest of a longer query (a
 /// pasted paragraph) still has to match as a phrase, but adds no cost per word.
 pub const MAX_QUERY_TERMS: usize = 16;
+
+/// What a sentence puts around a word (`store?`, `(see`, `"quoted"`): not part of the word a
+/// page must hold. A word's last `.` goes too.
+const SENTENCE_MARKS: &[char] = &['?', '!', ',', ';', ':', '"', '\'', '(', ')'];
 
 /// Which pages answer, in the order they come (see the crate docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +47,19 @@ impl RankedQuery {
     pub fn new(query: &str) -> Result<RankedQuery, QueryTooShort> {
         let trimmed = query.trim();
         let phrase = Query::new(trimmed)?;
+        // The words a question is made of ("how do I", "what is the") do not have to be on a
+        // page and score nothing, unless the query is made of nothing else.
+        let meaningful = |word: &str| !is_stop_word(&fold(word));
+        let all_stop_words = !trimmed
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| !w.is_empty() && meaningful(w));
+        let keep = |word: &str| all_stop_words || meaningful(word);
         let mut words: Vec<Query> = Vec::new();
-        for word in trimmed.split_whitespace() {
+        for word in trimmed
+            .split_whitespace()
+            .map(|w| w.trim_matches(SENTENCE_MARKS).trim_end_matches('.'))
+            .filter(|w| !w.is_empty() && keep(w))
+        {
             // A page holding `migrating` holds the word `migrate`.
             let q = Query::word(stem(&fold(word)));
             if !words.iter().any(|w| w.folded() == q.folded()) && words.len() < MAX_QUERY_TERMS {
@@ -56,7 +71,7 @@ impl RankedQuery {
             words.clear();
         }
         let mut query_terms: Vec<String> = Vec::new();
-        for term in terms(trimmed) {
+        for term in terms(trimmed).filter(|t| keep(t)) {
             if !query_terms.contains(&term) && query_terms.len() < MAX_QUERY_TERMS {
                 query_terms.push(term);
             }
@@ -154,6 +169,18 @@ mod tests {
             (MAX_QUERY_TERMS, MAX_QUERY_TERMS)
         );
         assert!(RankedQuery::new("!!").unwrap().terms.is_empty());
+    }
+
+    #[test]
+    fn question_words_are_left_out_unless_nothing_else_is_asked() {
+        let q = RankedQuery::new("How do I configure the key-value store?").unwrap();
+        assert_eq!(q.terms, ["configure", "key", "value", "store"]);
+        let words: Vec<&str> = q.words.iter().map(|w| w.folded()).collect();
+        assert_eq!(words, ["configur", "key-value", "stor"]);
+        assert!(q.in_words_tier("Configuring a key-value store?", "x"));
+        let q = RankedQuery::new("what is").unwrap();
+        assert_eq!(q.terms, ["what", "is"]);
+        assert_eq!(q.words.len(), 2);
     }
 
     #[test]

@@ -84,16 +84,38 @@ impl PageTerms {
     }
 }
 
+/// English words that carry the form of a question or a sentence rather than what it is
+/// about: a query leaves them out of the words a page must hold and of its score, unless it
+/// is made of nothing else ([`crate::RankedQuery`]). Sorted, for a binary search.
+const STOP_WORDS: [&str; 64] = [
+    "a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "could",
+    "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is",
+    "it", "its", "me", "my", "of", "on", "or", "our", "should", "so", "some", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us", "was",
+    "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would",
+];
+
+/// Whether a folded word is one of the words a question is made of ([`STOP_WORDS`]).
+///
+/// ```
+/// assert!(dochub_search::is_stop_word("how"));
+/// assert!(!dochub_search::is_stop_word("store"));
+/// ```
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
 /// Suffixes [`stem`] takes off, longest first.
-const SUFFIXES: [&str; 9] = [
-    "ations", "ation", "ings", "ing", "ies", "es", "ed", "s", "e",
+const SUFFIXES: [&str; 10] = [
+    "ations", "ation", "ings", "ing", "ies", "es", "ed", "s", "e", "y",
 ];
 /// Shortest stem [`stem`] leaves.
 const MIN_STEM_CHARS: usize = 4;
 
 /// The stem of a folded word of ASCII letters: the word without the longest of a few English
 /// suffixes that leaves at least [`MIN_STEM_CHARS`] letters (`migrate` and `migrating` are both
-/// `migrat`, `triggers` is `trigger`, `stores` `stor`). Any other word is its own stem.
+/// `migrat`, `triggers` is `trigger`, `stores` `stor`, `latency` and `latencies` both
+/// `latenc`). Any other word is its own stem.
 ///
 /// ```
 /// assert_eq!(dochub_search::stem("configuring"), "configur");
@@ -136,6 +158,11 @@ mod tests {
     }
 
     #[test]
+    fn stop_words_are_sorted() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
     fn stems() {
         for (word, want) in [
             ("configurations", "configur"),
@@ -147,6 +174,9 @@ mod tests {
             ("store", "stor"),
             ("uses", "uses"),
             ("name", "name"),
+            ("latency", "latenc"),
+            ("latencies", "latenc"),
+            ("key", "key"),
             ("x86_64", "x86_64"),
         ] {
             assert_eq!(stem(word), want, "{word}");
