@@ -51,6 +51,7 @@ mod plain;
 pub mod redirect;
 mod report;
 mod search;
+mod sections;
 mod segment;
 mod slug;
 mod tree;
@@ -80,6 +81,7 @@ pub use model::{
 pub use plain::{PlainBody, page_analysis, page_terms, plain_body, plain_text};
 pub use report::{Report, is_report_name};
 pub use search::TreeScan;
+pub use sections::{BYTES_PER_TOKEN, Cut, Section, block_starts, count_tokens, cut, sections};
 pub use segment::{MAX_ID_BYTES, is_valid_id};
 pub use slug::{FALLBACK_ID, IdAllocator, heading_id_text, is_html_comment, slugify};
 pub use tree::{ContentRoot, PROJECT_META, REPORTS_DIR, SUBPROJECT_META};
