@@ -29,12 +29,12 @@ use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
 use dochub_content::{
-    Catalog, CatalogError, ContentRoot, ManifestName, PagePath, is_valid_id, known_versions,
-    raw_url, to_json, version_scope,
+    Catalog, CatalogError, ContentRoot, ManifestName, PagePath, is_valid_id, raw_url, to_json,
 };
 use dochub_index::Source;
-use dochub_search::Within;
+use dochub_search::MAX_RESULTS;
 
+use crate::agents::{self, AgentError, ReadRequest, Scope, Versions};
 use crate::kept::KeptAnswers;
 
 /// Service name reported by the health check.
@@ -67,6 +67,8 @@ pub enum Route {
     Raw(String, String, String),
     /// `/api/search`
     Search,
+    /// `/api/query`: the sections that best answer a question ([`crate::agents::query_docs`])
+    Query,
     /// `/api/report/latest`
     LatestReport,
     /// Anything else.
@@ -104,6 +106,7 @@ pub fn route(path: &str) -> Route {
         ["manifest", p, sp] => Route::SubprojectManifest((*p).to_owned(), (*sp).to_owned()),
         ["raw", p, sp, page] => Route::Raw((*p).to_owned(), (*sp).to_owned(), (*page).to_owned()),
         ["search"] => Route::Search,
+        ["query"] => Route::Query,
         ["report", "latest"] => Route::LatestReport,
         _ => Route::NotFound,
     }
@@ -182,7 +185,9 @@ fn dispatch(
     query: &str,
     now: DateTime<Utc>,
 ) -> Result<Response, CatalogError> {
-    if let Route::Raw(p, s, page) = route {
+    if let Route::Raw(p, s, page) = route
+        && !agent_read(query)
+    {
         let read = || ContentRoot::raw_if_present(&config.source.content_dir, p, s, page);
         let found = match &config.kept {
             Some(kept) => kept
@@ -251,6 +256,9 @@ fn answer(
             manifest(ManifestName::Subproject(p, s), "Subproject not found")?
         }
         Route::Raw(p, s, page) => match catalog.raw(p, s, page)? {
+            Some(bytes) if agent_read(query) => {
+                read_part(&bytes, &format!("{p}/{s}/{page}"), query)
+            }
             Some(bytes) => raw_page(bytes),
             None => match moved(catalog, p, s, page)? {
                 Some(new) => {
@@ -260,22 +268,30 @@ fn answer(
             },
         },
         Route::Search => {
-            let q = query_param(query, "q").unwrap_or_default();
-            let within = match query_param(query, "version").filter(|v| !v.trim().is_empty()) {
-                None => Within::everything(),
-                Some(version) => {
-                    let outline = catalog.outline()?;
-                    match version_scope(&outline, &version) {
-                        Some(within) => within,
-                        None => {
-                            let message = unknown_version(&version, &known_versions(&outline));
-                            return Ok(Response::json_error(400, &message));
-                        }
-                    }
+            let param = |name| query_param(query, name).filter(|v| !v.trim().is_empty());
+            let (project, version) = (param("project"), param("version"));
+            let limit = match param("limit").map(|l| l.trim().parse::<usize>()) {
+                None => MAX_RESULTS,
+                Some(Ok(n)) if (1..=MAX_RESULTS).contains(&n) => n,
+                Some(_) => {
+                    let message = format!("`limit` must be from 1 to {MAX_RESULTS}");
+                    return Ok(Response::json_error(400, &message));
                 }
             };
-            json(to_json(&catalog.search_within(&q, &within)?)?)
+            let scope = Scope {
+                project: project.as_deref(),
+                versions: Versions::parse(version.as_deref(), Versions::All),
+            };
+            let within = match scope.within(&catalog.outline()?) {
+                Ok(within) => within,
+                Err(e) => return Ok(scope_error(e)),
+            };
+            let q = query_param(query, "q").unwrap_or_default();
+            let mut found = catalog.search_within(&q, &within)?;
+            found.results.truncate(limit);
+            json(to_json(&found)?)
         }
+        Route::Query => query_route(catalog, query)?,
         Route::LatestReport => match catalog.latest_report()? {
             Some(report) => json(report.bytes),
             None => Response::json_error(404, "No reports yet"),
@@ -284,16 +300,79 @@ fn answer(
     })
 }
 
-/// Why a `version=` no project lists is refused, naming those that are listed.
-fn unknown_version(version: &str, known: &[String]) -> String {
-    if known.is_empty() {
-        format!("Unknown version `{version}`: no project lists versions")
-    } else {
-        format!(
-            "Unknown version `{version}`; the versions are: {}",
-            known.join(", ")
+/// Whether a raw read asks for a part of the page (`anchor`, `max_tokens`, `offset`) rather
+/// than its file as it is.
+fn agent_read(query: &str) -> bool {
+    ["anchor", "max_tokens", "offset"]
+        .iter()
+        .any(|name| query_param(query, name).is_some())
+}
+
+/// A section of a page, or a cut of it within a budget ([`agents::read_page`]). A cut says
+/// where the rest starts in `dochub-next-offset` as well as in its last line.
+fn read_part(raw: &[u8], path: &str, query: &str) -> Response {
+    let anchor = query_param(query, "anchor").filter(|a| !a.is_empty());
+    let read = (|| {
+        let max_tokens = query_param(query, "max_tokens")
+            .map(|given| agents::parse_budget(&given))
+            .transpose()?;
+        let offset = match query_param(query, "offset") {
+            None => 0,
+            Some(given) => given.trim().parse().map_err(|_| AgentError::Offset {
+                given: given.clone(),
+                len: raw.len(),
+            })?,
+        };
+        agents::read_page(
+            raw,
+            path,
+            &ReadRequest {
+                anchor: anchor.as_deref(),
+                max_tokens,
+                offset,
+            },
         )
+    })();
+    match read {
+        Ok(answer) => {
+            let next = answer.next_offset.map(|n| n.to_string());
+            let res = raw_page(answer.text.into_bytes());
+            match next {
+                Some(next) => res.with_header("dochub-next-offset", &next),
+                None => res,
+            }
+        }
+        Err(e) => scope_error(e),
     }
+}
+
+/// `/api/query?q=&project=&version=&max_tokens=`: [`agents::query_docs`] as JSON.
+fn query_route(catalog: &dyn Catalog, query: &str) -> Result<Response, CatalogError> {
+    let param = |name| query_param(query, name).filter(|v| !v.trim().is_empty());
+    let max_tokens = match param("max_tokens").map(|given| agents::parse_budget(&given)) {
+        None => agents::DEFAULT_QUERY_TOKENS,
+        Some(Ok(n)) => n,
+        Some(Err(e)) => return Ok(Response::json_error(400, &e.to_string())),
+    };
+    let (project, version) = (param("project"), param("version"));
+    let scope = Scope {
+        project: project.as_deref(),
+        versions: Versions::parse(version.as_deref(), Versions::Latest),
+    };
+    let q = query_param(query, "q").unwrap_or_default();
+    Ok(match agents::query_docs(catalog, &q, &scope, max_tokens)? {
+        Ok(answer) => json(to_json(&answer)?),
+        Err(e) => scope_error(e),
+    })
+}
+
+/// An agent's request that cannot be answered: 404 for a project that does not exist, else 400.
+fn scope_error(e: AgentError) -> Response {
+    let status = match e {
+        AgentError::UnknownProject(_) | AgentError::NoSuchAnchor { .. } => 404,
+        _ => 400,
+    };
+    Response::json_error(status, &e.to_string())
 }
 
 /// Where the page at an address that is no page moved, if one lists it in `redirect_from`

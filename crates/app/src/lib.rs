@@ -4,6 +4,8 @@
 //!
 //! - [`api`]: `/api/...`, the JSON manifests, raw pages, search and the latest report (the api
 //!   component; `/api/health` takes the host's readings);
+//! - [`agents`]: what agents read instead of whole pages: a page's section, a cut within a
+//!   budget of tokens, the sections that answer a question (`/api/query`, the MCP tools);
 //! - [`docs`]: `/docs/...`, the rendered site (the docs component);
 //! - [`llms`]: `/llms.txt` and `/llms-full.txt` (the docs component too);
 //! - [`crawl`]: `/robots.txt` and `/sitemap.xml` (the docs component too);
@@ -16,6 +18,7 @@
 //! their own models, in the same request and response shape.
 #![deny(missing_docs)]
 
+pub mod agents;
 pub mod api;
 pub mod crawl;
 pub mod docs;
