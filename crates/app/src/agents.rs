@@ -327,15 +327,18 @@ pub struct QueryAnswer {
     pub query: String,
     /// The budget.
     pub max_tokens: usize,
-    /// The tokens [`QueryAnswer::text`] counts: never more than `max_tokens`.
+    /// The tokens `text` counts: never more than `max_tokens`.
     pub tokens: usize,
+    /// The answer as one text, as the `query_docs` tool returns it: each section headed by
+    /// a line with its `path#anchor` and titles.
+    pub text: String,
     /// The sections, best first.
     pub sections: Vec<AnswerSection>,
 }
 
 impl QueryAnswer {
-    /// The answer as one text: each section headed by its `path#anchor` and title.
-    pub fn text(&self) -> String {
+    /// The sections as one text ([`QueryAnswer::text`]).
+    fn joined(&self) -> String {
         if self.sections.is_empty() {
             return format!(
                 "No section answers `{}`. Try other words, or search_docs.\n",
@@ -372,7 +375,7 @@ struct Candidate {
 }
 
 /// The sections that best answer `query` within `scope`, together at most `max_tokens` as
-/// [`QueryAnswer::text`] counts them.
+/// its text counts them.
 pub fn query_docs(
     catalog: &dyn Catalog,
     query: &str,
@@ -413,6 +416,7 @@ pub fn query_docs(
         query: query.to_owned(),
         max_tokens,
         tokens: 0,
+        text: String::new(),
         sections: Vec::new(),
     };
     let budget = max_tokens * dochub_content::BYTES_PER_TOKEN;
@@ -457,7 +461,8 @@ pub fn query_docs(
         used += frame + section.text.len();
         answer.sections.push(section);
     }
-    answer.tokens = count_tokens(&answer.text());
+    answer.text = answer.joined();
+    answer.tokens = count_tokens(&answer.text);
     Ok(Ok(answer))
 }
 

@@ -172,6 +172,69 @@ impl Client {
         Ok(bytes.to_vec())
     }
 
+    /// Part of a page as `read_doc` reads it: the section under `anchor`, cut to `max_tokens`
+    /// from `offset` (`/api/raw/...?anchor=&max_tokens=&offset=`).
+    pub async fn raw_part(
+        &self,
+        path: &str,
+        anchor: Option<&str>,
+        max_tokens: Option<u32>,
+        offset: Option<u64>,
+    ) -> Result<String, ClientError> {
+        let s = split_path(path, 3..=3, "`<project>/<subproject>/<page>`")?;
+        let max_tokens = max_tokens.map(|n| n.to_string());
+        // Always an offset, so that the API reads a part rather than the file as it is.
+        let offset = offset.unwrap_or(0).to_string();
+        let params = encode_query(&[
+            ("anchor", anchor),
+            ("max_tokens", max_tokens.as_deref()),
+            ("offset", Some(&offset)),
+        ]);
+        let route = format!("{}?{params}", dochub_content::raw_url(s[0], s[1], s[2]));
+        let response = self.request(Method::GET, &route, None, None, true).await?;
+        let bytes = response.bytes().await.map_err(|e| protocol(&route, e))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Search results kept to a project, a version (absent: each project's latest) and a
+    /// number of hits, as `search_docs` asks for them.
+    pub async fn search_in(
+        &self,
+        query: &str,
+        project: Option<&str>,
+        version: Option<&str>,
+        limit: u32,
+    ) -> Result<Value, ClientError> {
+        let limit = limit.to_string();
+        let params = encode_query(&[
+            ("q", Some(query)),
+            ("project", project),
+            ("version", Some(version.unwrap_or("latest"))),
+            ("limit", Some(&limit)),
+        ]);
+        self.json(Method::GET, &format!("/api/search?{params}"), None, None)
+            .await
+    }
+
+    /// The sections that best answer a question (`/api/query`).
+    pub async fn query_docs(
+        &self,
+        query: &str,
+        project: Option<&str>,
+        version: Option<&str>,
+        max_tokens: u32,
+    ) -> Result<Value, ClientError> {
+        let max_tokens = max_tokens.to_string();
+        let params = encode_query(&[
+            ("q", Some(query)),
+            ("project", project),
+            ("version", version),
+            ("max_tokens", Some(&max_tokens)),
+        ]);
+        self.json(Method::GET, &format!("/api/query?{params}"), None, None)
+            .await
+    }
+
     /// Search results, as the API returns them.
     pub async fn search(&self, query: &str) -> Result<Value, ClientError> {
         let q: String = url::form_urlencoded::byte_serialize(query.as_bytes()).collect();
@@ -550,6 +613,17 @@ async fn decode<T: serde::de::DeserializeOwned>(
         path: route.to_owned(),
         reason: format!("the answer is not the expected JSON: {e}"),
     })
+}
+
+/// A query string of the pairs that have a value.
+fn encode_query(pairs: &[(&str, Option<&str>)]) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (name, value) in pairs {
+        if let Some(value) = value {
+            query.append_pair(name, value);
+        }
+    }
+    query.finish()
 }
 
 #[cfg(test)]

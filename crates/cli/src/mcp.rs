@@ -1,8 +1,11 @@
 //! `dochub mcp`: an MCP server on stdio (the official Rust SDK, `rmcp`) that turns an agent's tool
 //! calls into hub and docs requests, directly or through one SSH connection.
 //!
-//! Tools: `send_message`, `reply_message`, `read_inbox`, `wait_for_messages`, `read_thread`,
-//! `search_messages`, `list_machines`, `list_docs`, `read_doc`, `search_docs`. The machine's inbox is a resource too, `dochub://inbox/<machine>`
+//! The tools, their descriptions and schemas are `dochub_mcp`'s, the same the app serves at
+//! `/mcp`: the hub's (`send_message`, `reply_message`, `read_inbox`, `wait_for_messages`,
+//! `read_thread`, `search_messages`, `list_machines`) and the docs' (`query_docs`,
+//! `search_docs`, `read_doc`, `list_docs`, each a request to the API). The machine's inbox is a
+//! resource too, `dochub://inbox/<machine>`
 //! (its unread messages, read without acknowledging): a client that subscribes to it
 //! (`resources/subscribe`) gets `notifications/resources/updated` whenever messages arrive while
 //! the server runs, from the hub's event stream of that inbox.
@@ -24,38 +27,32 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, InitializeRequestParams, InitializeResult,
-    JsonRpcMessage, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, RequestId, Resource, ResourceContents,
-    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, JsonRpcMessage, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, RequestId, Resource, ResourceContents, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::client::{Ack, Client, ClientError, MailboxRead, Outgoing};
 use dochub_hub::Importance;
+use dochub_mcp::{
+    DEFAULT_LIMIT, DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, DEFAULT_WAIT_SECONDS, ListDocsArgs,
+    MAX_WAIT_SECONDS, NoArgs, QueryDocsArgs, ReadArgs, ReadDocArgs, ReplyArgs, SearchArgs,
+    SearchMessagesArgs, SendArgs, ThreadArgs, WaitArgs,
+};
+pub use dochub_mcp::{INBOX_PREFIX, RESOURCE_PREFIX};
 
 mod stdio;
 
-/// The URI prefix of docs pages as resources.
-pub const RESOURCE_PREFIX: &str = "dochub://docs/";
-
-/// The URI prefix of the inbox resource.
-pub const INBOX_PREFIX: &str = "dochub://inbox/";
-
 /// The longest pause before a subscription's event stream is opened again after a failure.
 const FOLLOW_BACKOFF: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Messages `read_inbox` returns when the agent does not say.
-const DEFAULT_LIMIT: u32 = 20;
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub async fn serve(client: Client, machine: String) -> anyhow::Result<()> {
@@ -168,156 +165,8 @@ pub struct DochubMcp {
     follower: Arc<Mutex<Option<tokio::task::AbortHandle>>>,
     /// Whether `initialize` has been answered: a session has one.
     initialized: Arc<AtomicBool>,
-    #[allow(dead_code)] // read by the code `#[tool_handler]` generates
-    tool_router: ToolRouter<Self>,
 }
 
-/// How much a message matters, as tools take it.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// Can wait.
-    Low,
-    /// The default.
-    Normal,
-    /// Read before the normal ones.
-    High,
-    /// Read now.
-    Urgent,
-}
-
-impl From<Level> for Importance {
-    fn from(level: Level) -> Self {
-        match level {
-            Level::Low => Importance::Low,
-            Level::Normal => Importance::Normal,
-            Level::High => Importance::High,
-            Level::Urgent => Importance::Urgent,
-        }
-    }
-}
-
-/// `send_message`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SendArgs {
-    /// The receiving machine's name (letters, digits, `.`, `_`, `-`), or `all` to broadcast to
-    /// every registered machine. `list_machines` shows the names.
-    pub to: String,
-    /// The message text (UTF-8, at most 64 KiB).
-    pub body: String,
-    /// What it is about: one line of at most 200 characters, shown before the body.
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub subject: Option<String>,
-    /// How much it matters (default normal): urgent and high are what an agent filtering its
-    /// inbox by importance sees.
-    #[serde(default)]
-    #[schemars(with = "Level")]
-    pub importance: Option<Level>,
-    /// The id of a message this machine sent or received that this one answers: it joins that
-    /// message's thread. reply_message does this and picks the recipient for you.
-    #[serde(default)]
-    #[schemars(with = "u64", range(min = 1))]
-    pub reply_to: Option<u64>,
-}
-
-/// `reply_message`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReplyArgs {
-    /// The id of the message to answer (one this machine received or sent).
-    #[schemars(range(min = 1))]
-    pub message_id: u64,
-    /// The reply's text (UTF-8, at most 64 KiB).
-    pub body: String,
-}
-
-/// `read_thread`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ThreadArgs {
-    /// The thread: the `thread` field of any of its messages (the id of its first message).
-    #[schemars(range(min = 1))]
-    pub thread: u64,
-}
-
-/// `search_messages`' arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchMessagesArgs {
-    /// Words to look for in subjects and bodies: every word must occur, in any order and case.
-    pub query: String,
-    /// How many messages to return at most, 1 to 200 (default 20), newest first.
-    #[serde(default)]
-    #[schemars(with = "u32", range(min = 1, max = 200), extend("default" = DEFAULT_LIMIT))]
-    pub limit: Option<u32>,
-}
-
-// Optional arguments are absent when not given: their schemas say `integer` or `string`, not
-// `["integer", "null"]`, which clients mapping tools onto a single-`type` dialect reject. A
-// `null` sent anyway still reads as absent.
-
-/// `read_inbox`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadArgs {
-    /// How many messages to return at most, 1 to 500 (default 20).
-    #[serde(default)]
-    #[schemars(with = "u32", range(min = 1, max = 500), extend("default" = DEFAULT_LIMIT))]
-    pub limit: Option<u32>,
-    /// Only messages of this importance or above (default: all); the others stay unread.
-    #[serde(default)]
-    #[schemars(with = "Level")]
-    pub importance: Option<Level>,
-}
-
-/// `wait_for_messages`' arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WaitArgs {
-    /// How long to wait for a message when the inbox is empty, in seconds: 1 to 25 (default
-    /// 20), under the time clients give a tool call.
-    #[serde(default)]
-    #[schemars(with = "u32", range(min = 1, max = 25), extend("default" = DEFAULT_WAIT_SECONDS))]
-    pub timeout_seconds: Option<u32>,
-    /// How many messages to return at most, 1 to 500 (default 20).
-    #[serde(default)]
-    #[schemars(with = "u32", range(min = 1, max = 500), extend("default" = DEFAULT_LIMIT))]
-    pub limit: Option<u32>,
-    /// Wake only for messages of this importance or above (default: any); the others stay
-    /// unread.
-    #[serde(default)]
-    #[schemars(with = "Level")]
-    pub importance: Option<Level>,
-}
-
-/// How long `wait_for_messages` waits when the agent does not say.
-const DEFAULT_WAIT_SECONDS: u32 = 20;
-
-/// The longest `wait_for_messages` waits: the hub's default `hub_max_wait`, and under the 30 to
-/// 60 s after which common MCP clients give up on a tool call.
-const MAX_WAIT_SECONDS: u32 = 25;
-
-/// `list_docs`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ListDocsArgs {
-    /// Empty or absent for all projects, `<project>` for its subprojects, or
-    /// `<project>/<subproject>` for its pages.
-    #[serde(default)]
-    #[schemars(with = "String", extend("default" = ""))]
-    pub path: Option<String>,
-}
-
-/// `read_doc`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadDocArgs {
-    /// The page, `<project>/<subproject>/<page>`, as `list_docs` and `search_docs` give it.
-    pub path: String,
-}
-
-/// `search_docs`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchArgs {
-    /// Text to look for, at least 2 characters; case-insensitive substring match.
-    pub query: String,
-}
-
-#[tool_router]
 impl DochubMcp {
     fn new(client: Client, machine: String, book: Arc<AckBook>) -> Self {
         DochubMcp {
@@ -327,17 +176,10 @@ impl DochubMcp {
             mode: Arc::new(tokio::sync::Mutex::new(None)),
             follower: Arc::new(Mutex::new(None)),
             initialized: Arc::new(AtomicBool::new(false)),
-            tool_router: Self::tool_router(),
         }
     }
 
-    #[tool(
-        description = "Send a text message from this machine to another machine (or `all`) through the dochub message hub, optionally with a subject, an importance (low, normal, high, urgent) and reply_to (the id of a message it answers). Returns the stored message with its id and thread. The sender is always this machine. To answer a message, reply_message is simpler."
-    )]
-    async fn send_message(
-        &self,
-        Parameters(args): Parameters<SendArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn send_message(&self, args: SendArgs) -> Result<CallToolResult, ErrorData> {
         let outgoing = Outgoing {
             from: &self.machine,
             to: &args.to,
@@ -352,13 +194,7 @@ impl DochubMcp {
         })
     }
 
-    #[tool(
-        description = "Answer a message this machine received (or sent): the reply goes to the other side of that message, joins its thread, and keeps its subject (as \"Re: ...\"). Returns the stored reply. Use it rather than send_message when answering."
-    )]
-    async fn reply_message(
-        &self,
-        Parameters(args): Parameters<ReplyArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn reply_message(&self, args: ReplyArgs) -> Result<CallToolResult, ErrorData> {
         let original = match self.client.message(&self.machine, args.message_id).await {
             Ok(Some(found)) => found.message,
             Ok(None) => {
@@ -396,13 +232,7 @@ impl DochubMcp {
         })
     }
 
-    #[tool(
-        description = "Read a whole conversation: every message of a thread in this machine's mailbox (sent and received, read or not), oldest first, as JSON {machine, messages}. The thread is the `thread` field of any of its messages. Reading acknowledges nothing."
-    )]
-    async fn read_thread(
-        &self,
-        Parameters(args): Parameters<ThreadArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn read_thread(&self, args: ThreadArgs) -> Result<CallToolResult, ErrorData> {
         let read = MailboxRead {
             limit: Some(dochub_hub::MAX_MAILBOX_LIMIT as u32),
             thread: Some(args.thread),
@@ -417,13 +247,7 @@ impl DochubMcp {
         })
     }
 
-    #[tool(
-        description = "Search this machine's mailbox (messages it sent or received, read or not, while the hub keeps them) for messages whose subject or body holds every word of the query, in any order and case. Returns JSON {machine, messages}, newest first. Use it to find what was agreed earlier; read a hit's conversation with read_thread."
-    )]
-    async fn search_messages(
-        &self,
-        Parameters(args): Parameters<SearchMessagesArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn search_messages(&self, args: SearchMessagesArgs) -> Result<CallToolResult, ErrorData> {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         if !(1..=200).contains(&limit) {
             return Ok(error_text(format!(
@@ -441,14 +265,7 @@ impl DochubMcp {
         })
     }
 
-    #[tool(
-        description = "Read this machine's unread messages from the dochub hub, oldest first, as JSON {machine, messages: [{id, from, to, body, timestamp, read}]}. The messages returned are marked read when you call read_inbox again, so call it again to get the next ones; an empty list means the inbox is empty."
-    )]
-    async fn read_inbox(
-        &self,
-        Parameters(args): Parameters<ReadArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn read_inbox(&self, args: ReadArgs, id: RequestId) -> Result<CallToolResult, ErrorData> {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         if !(1..=500).contains(&limit) {
             return Ok(error_text(format!(
@@ -457,23 +274,17 @@ impl DochubMcp {
         }
         let importance = args.importance.map(Importance::from);
         Ok(
-            match self
-                .read_inbox_inner(limit, importance, context.id, None)
-                .await
-            {
+            match self.read_inbox_inner(limit, importance, id, None).await {
                 Ok(inbox) => json_result(&inbox),
                 Err(e) => tool_error(e),
             },
         )
     }
 
-    #[tool(
-        description = "Wait until this machine has unread messages in the dochub hub, then return them as read_inbox does (oldest first, JSON {machine, messages}); returns an empty list if none arrives within timeout_seconds (1 to 25, default 20). Use it instead of calling read_inbox in a loop. The messages returned are marked read when you call read_inbox or wait_for_messages again."
-    )]
     async fn wait_for_messages(
         &self,
-        Parameters(args): Parameters<WaitArgs>,
-        context: RequestContext<RoleServer>,
+        args: WaitArgs,
+        id: RequestId,
     ) -> Result<CallToolResult, ErrorData> {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         let seconds = args.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
@@ -490,12 +301,7 @@ impl DochubMcp {
         let wait = std::time::Duration::from_secs(seconds.into());
         Ok(
             match self
-                .read_inbox_inner(
-                    limit,
-                    args.importance.map(Importance::from),
-                    context.id,
-                    Some(wait),
-                )
+                .read_inbox_inner(limit, args.importance.map(Importance::from), id, Some(wait))
                 .await
             {
                 Ok(inbox) => json_result(&inbox),
@@ -504,9 +310,6 @@ impl DochubMcp {
         )
     }
 
-    #[tool(
-        description = "List the machines registered with the dochub hub and when each was last seen, as JSON [{name, last_seen}]. Use the names as `to` in send_message."
-    )]
     async fn list_machines(&self) -> Result<CallToolResult, ErrorData> {
         Ok(match self.client.machines().await {
             Ok(v) => json_result(&v),
@@ -514,13 +317,7 @@ impl DochubMcp {
         })
     }
 
-    #[tool(
-        description = "Browse the documentation: no path lists the projects; `<project>` lists its subprojects; `<project>/<subproject>` lists its pages with title, summary and references. Returns the manifest JSON. Read a page with read_doc."
-    )]
-    async fn list_docs(
-        &self,
-        Parameters(args): Parameters<ListDocsArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
+    async fn list_docs(&self, args: ListDocsArgs) -> Result<CallToolResult, ErrorData> {
         let path = args.path.unwrap_or_default();
         Ok(match self.client.manifest(&path).await {
             Ok(v) => json_result(&v),
@@ -528,33 +325,87 @@ impl DochubMcp {
         })
     }
 
-    #[tool(
-        description = "Read one documentation page as markdown (with its YAML frontmatter). The path is `<project>/<subproject>/<page>` as list_docs or search_docs give it."
-    )]
-    async fn read_doc(
-        &self,
-        Parameters(args): Parameters<ReadDocArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(match self.client.raw(&args.path).await {
-            Ok(bytes) => CallToolResult::success(vec![ContentBlock::text(
-                String::from_utf8_lossy(&bytes).into_owned(),
-            )]),
+    async fn read_doc(&self, args: ReadDocArgs) -> Result<CallToolResult, ErrorData> {
+        let read = self.client.raw_part(
+            &args.path,
+            args.anchor.as_deref().filter(|a| !a.is_empty()),
+            args.max_tokens,
+            args.offset,
+        );
+        Ok(match read.await {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(e) => tool_error(e),
         })
     }
 
-    #[tool(
-        description = "Search all documentation pages (case-insensitive, at least 2 characters; the exact phrase first, then pages holding every word in any order). Returns JSON {query, results: [{path, title, excerpt, section?, anchor?}]}, best first, at most 50; `section` is the heading the match lies under and `anchor` its id on the page (both absent before the first heading); read a hit with read_doc."
-    )]
-    async fn search_docs(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(match self.client.search(&args.query).await {
+    async fn search_docs(&self, args: SearchArgs) -> Result<CallToolResult, ErrorData> {
+        let search = self.client.search_in(
+            &args.query,
+            args.project.as_deref().filter(|p| !p.is_empty()),
+            args.version.as_deref().filter(|v| !v.is_empty()),
+            args.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
+        );
+        Ok(match search.await {
             Ok(v) => json_result(&v),
             Err(e) => tool_error(e),
         })
     }
+
+    async fn query_docs(&self, args: QueryDocsArgs) -> Result<CallToolResult, ErrorData> {
+        let query = self.client.query_docs(
+            &args.query,
+            args.project.as_deref().filter(|p| !p.is_empty()),
+            args.version.as_deref().filter(|v| !v.is_empty()),
+            args.max_tokens.unwrap_or(DEFAULT_QUERY_TOKENS),
+        );
+        Ok(match query.await {
+            Ok(answer) => match answer.get("text").and_then(Value::as_str) {
+                Some(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+                None => error_text("the hub's /api/query answered without `text`".into()),
+            },
+            Err(e) => tool_error(e),
+        })
+    }
+
+    /// Runs the tool `name` (each defined in `dochub_mcp`) with the call's arguments.
+    async fn call(
+        &self,
+        name: &str,
+        args: Option<&Value>,
+        id: RequestId,
+    ) -> Result<CallToolResult, ErrorData> {
+        fn parse<T: for<'de> Deserialize<'de>>(args: Option<&Value>) -> Result<T, ErrorData> {
+            dochub_mcp::arguments(args).map_err(|e| ErrorData::invalid_params(e, None))
+        }
+        match name {
+            "send_message" => self.send_message(parse(args)?).await,
+            "reply_message" => self.reply_message(parse(args)?).await,
+            "read_thread" => self.read_thread(parse(args)?).await,
+            "search_messages" => self.search_messages(parse(args)?).await,
+            "read_inbox" => self.read_inbox(parse(args)?, id).await,
+            "wait_for_messages" => self.wait_for_messages(parse(args)?, id).await,
+            "list_machines" => {
+                parse::<NoArgs>(args)?;
+                self.list_machines().await
+            }
+            "list_docs" => self.list_docs(parse(args)?).await,
+            "read_doc" => self.read_doc(parse(args)?).await,
+            "search_docs" => self.search_docs(parse(args)?).await,
+            "query_docs" => self.query_docs(parse(args)?).await,
+            _ => Err(ErrorData::invalid_params(
+                format!("tool not found: `{name}`; tools/list names them"),
+                None,
+            )),
+        }
+    }
+}
+
+/// Every tool as rmcp describes it, from `dochub_mcp`'s one definition.
+fn listed_tools() -> Vec<Tool> {
+    dochub_mcp::tools()
+        .iter()
+        .filter_map(|spec| serde_json::from_value(spec.to_json()).ok())
+        .collect()
 }
 
 impl DochubMcp {
@@ -669,7 +520,6 @@ impl DochubMcp {
     }
 }
 
-#[tool_handler]
 impl ServerHandler for DochubMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -680,10 +530,29 @@ impl ServerHandler for DochubMcp {
                 .build(),
         )
         .with_server_info(Implementation::new("dochub", env!("CARGO_PKG_VERSION")))
-        .with_instructions(format!(
-            "dochub: documentation and a message hub. You are machine `{}`: send_message sends as it, read_inbox reads its inbox, wait_for_messages waits for the next messages. Browse docs with list_docs, search_docs and read_doc, or read pages as resources ({RESOURCE_PREFIX}<project>/<subproject>/<page>).",
-            self.machine
-        ))
+        .with_instructions(dochub_mcp::instructions(&self.machine, true))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(listed_tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        listed_tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.map(Value::Object);
+        let result = self.call(&request.name, args.as_ref(), context.id).await?;
+        Ok(result.into())
     }
 
     async fn initialize(
