@@ -9,6 +9,7 @@
 //! - [`docs`]: `/docs/...`, the rendered site (the docs component);
 //! - [`llms`]: `/llms.txt` and `/llms-full.txt` (the docs component too);
 //! - [`crawl`]: `/robots.txt` and `/sitemap.xml` (the docs component too);
+//! - [`mcp`]: `/mcp`, the MCP server over Streamable HTTP (the mcp component);
 //! - [`negotiate`]: whether an `Accept` header prefers a page's markdown to its HTML;
 //! - [`kept`]: the raw pages a reused instance keeps, where the mounts are a copy.
 //!
@@ -24,4 +25,5 @@ pub mod crawl;
 pub mod docs;
 pub mod kept;
 pub mod llms;
+pub mod mcp;
 pub mod negotiate;

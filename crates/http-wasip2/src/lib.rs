@@ -10,6 +10,9 @@ use spin_sdk::http::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, Re
 use spin_sdk::variables;
 use wasi::io::streams::{OutputStream, StreamError};
 
+/// Bytes asked of the request body at a time.
+const READ_CHUNK: u64 = 64 * 1024;
+
 use dochub_http::auth::AuthConfig;
 use dochub_http::{Incoming, Response, Settings, Surface, finish, log_auth_config};
 
@@ -78,6 +81,40 @@ impl Admitted {
         let head = finish(self.surface, &self.incoming, Some(&self.settings), head);
         send(self.out, self.surface, &self.incoming, head, write);
     }
+}
+
+/// The request's body, up to `max` bytes: `Ok(None)` when it is longer (a `content-length` over
+/// `max` is believed without reading anything), `Err` when the client's body breaks off.
+pub fn read_body(req: IncomingRequest, max: usize) -> Result<Option<Vec<u8>>, String> {
+    let declared = req
+        .headers()
+        .get("content-length")
+        .first()
+        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Ok(None);
+    }
+    let body = req
+        .consume()
+        .map_err(|()| "the request body was already taken".to_owned())?;
+    let stream = body
+        .stream()
+        .map_err(|()| "the request body is not readable".to_owned())?;
+    let mut bytes = Vec::new();
+    loop {
+        match stream.blocking_read(READ_CHUNK) {
+            Ok(chunk) => {
+                if bytes.len() + chunk.len() > max {
+                    return Ok(None);
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Err(StreamError::Closed) => break,
+            Err(e) => return Err(format!("the request body broke off: {e:?}")),
+        }
+    }
+    drop(stream);
+    Ok(Some(bytes))
 }
 
 /// The request's method, path, query and headers (the body is left unread: a component

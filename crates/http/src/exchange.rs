@@ -25,11 +25,13 @@ pub enum Surface {
     Overview,
     /// The hub: JSON, private state, never cached.
     Hub,
+    /// `/mcp`: JSON-RPC answers to one caller, never cached.
+    Mcp,
 }
 
 impl Surface {
     fn json(self) -> bool {
-        matches!(self, Surface::Api | Surface::Hub)
+        matches!(self, Surface::Api | Surface::Hub | Surface::Mcp)
     }
 
     fn name(self) -> &'static str {
@@ -38,6 +40,7 @@ impl Surface {
             Surface::Docs => "docs",
             Surface::Overview => "overview",
             Surface::Hub => "hub",
+            Surface::Mcp => "mcp",
         }
     }
 }
@@ -284,7 +287,8 @@ fn headers(
     }
     if res.header("cache-control").is_none() {
         let open = settings.is_some_and(|s| s.environment == Environment::Development);
-        let cache = if surface == Surface::Hub || !open || res.status >= 400 {
+        let private = matches!(surface, Surface::Hub | Surface::Mcp);
+        let cache = if private || !open || res.status >= 400 {
             "no-store"
         } else {
             PUBLIC_CACHE
