@@ -36,7 +36,7 @@ use dochub_content::{
     Catalog, CatalogError, ProjectOutline, count_tokens, cut, known_versions, page_text,
     plain_text, sections, split_frontmatter, version_scope,
 };
-use dochub_search::{RankedQuery, Within, stem, terms};
+use dochub_search::{MAX_RESULTS, RankedQuery, SearchResults, Within, stem, terms};
 
 /// `query_docs`' budget when the caller names none.
 pub const DEFAULT_QUERY_TOKENS: usize = 2_000;
@@ -88,6 +88,9 @@ pub enum AgentError {
     /// The query is too short, or empty.
     #[error("{0}")]
     Query(String),
+    /// A `limit=` out of range.
+    #[error("`limit` must be from 1 to {MAX_RESULTS}, not {0}")]
+    Limit(String),
 }
 
 /// A budget as given (`max_tokens=`): a number in range, or the reason it is refused.
@@ -282,6 +285,31 @@ pub fn unknown_version(version: &str, known: &[String]) -> String {
             "Unknown version `{version}`; the versions are: {}",
             known.join(", ")
         )
+    }
+}
+
+/// Search kept to `scope`, at most `limit` hits (1 to [`dochub_search::MAX_RESULTS`]): what
+/// `/api/search` and the `search_docs` tool answer.
+pub fn search(
+    catalog: &dyn Catalog,
+    query: &str,
+    scope: &Scope<'_>,
+    limit: usize,
+) -> Result<Result<SearchResults, AgentError>, CatalogError> {
+    if !(1..=MAX_RESULTS).contains(&limit) {
+        return Ok(Err(AgentError::Limit(limit.to_string())));
+    }
+    let within = match scope.within(&catalog.outline()?) {
+        Ok(within) => within,
+        Err(e) => return Ok(Err(e)),
+    };
+    match catalog.search_within(query, &within) {
+        Ok(mut found) => {
+            found.results.truncate(limit);
+            Ok(Ok(found))
+        }
+        Err(CatalogError::Query(e)) => Ok(Err(AgentError::Query(e.to_string()))),
+        Err(e) => Err(e),
     }
 }
 

@@ -270,26 +270,19 @@ fn answer(
         Route::Search => {
             let param = |name| query_param(query, name).filter(|v| !v.trim().is_empty());
             let (project, version) = (param("project"), param("version"));
-            let limit = match param("limit").map(|l| l.trim().parse::<usize>()) {
+            let limit = match param("limit") {
                 None => MAX_RESULTS,
-                Some(Ok(n)) if (1..=MAX_RESULTS).contains(&n) => n,
-                Some(_) => {
-                    let message = format!("`limit` must be from 1 to {MAX_RESULTS}");
-                    return Ok(Response::json_error(400, &message));
-                }
+                Some(given) => given.trim().parse().unwrap_or(0),
             };
             let scope = Scope {
                 project: project.as_deref(),
                 versions: Versions::parse(version.as_deref(), Versions::All),
             };
-            let within = match scope.within(&catalog.outline()?) {
-                Ok(within) => within,
-                Err(e) => return Ok(scope_error(e)),
-            };
             let q = query_param(query, "q").unwrap_or_default();
-            let mut found = catalog.search_within(&q, &within)?;
-            found.results.truncate(limit);
-            json(to_json(&found)?)
+            match agents::search(catalog, &q, &scope, limit)? {
+                Ok(found) => json(to_json(&found)?),
+                Err(e) => scope_error(e),
+            }
         }
         Route::Query => query_route(catalog, query)?,
         Route::LatestReport => match catalog.latest_report()? {

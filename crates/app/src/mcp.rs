@@ -204,33 +204,14 @@ impl DocsServer<'_> {
 
     fn search_docs(&mut self, args: SearchArgs) -> Result<ToolOutput, RpcError> {
         let limit = args.limit.unwrap_or(DEFAULT_SEARCH_LIMIT) as usize;
-        if !(1..=dochub_search::MAX_RESULTS).contains(&limit) {
-            return Ok(ToolOutput::error(format!(
-                "`limit` must be from 1 to {}",
-                dochub_search::MAX_RESULTS
-            )));
-        }
         let scope = Scope {
             project: args.project.as_deref().filter(|p| !p.is_empty()),
             versions: Versions::parse(args.version.as_deref(), Versions::Latest),
         };
-        let found = self.read(|catalog| {
-            let within = match scope.within(&catalog.outline()?) {
-                Ok(within) => within,
-                Err(e) => return Ok(Err(e.to_string())),
-            };
-            match catalog.search_within(&args.query, &within) {
-                Ok(found) => Ok(Ok(found)),
-                Err(CatalogError::Query(e)) => Ok(Err(e.to_string())),
-                Err(e) => Err(e),
-            }
-        })?;
+        let found = self.read(|catalog| agents::search(catalog, &args.query, &scope, limit))?;
         Ok(match found {
-            Ok(mut found) => {
-                found.results.truncate(limit);
-                json_output(&found)
-            }
-            Err(e) => ToolOutput::error(e),
+            Ok(found) => json_output(&found),
+            Err(e) => ToolOutput::error(e.to_string()),
         })
     }
 
