@@ -12,7 +12,7 @@
 # excerpts that show markdown syntax, and how many queries dochub's prebuilt index answered
 # differently from its live search (should be 0).
 #
-#   sh benches/relevance.sh [spin|cargo|mdbook]      (spin when not given)
+#   sh benches/relevance.sh [spin|cargo|mdbook|spin-questions|mdbook-questions]   (spin when not given)
 #
 # Each corpus is read from a checkout named by its variable: RELEVANCE_DOCS (spin),
 # RELEVANCE_CARGO, RELEVANCE_MDBOOK; run without it to be told how to get it.
@@ -21,6 +21,10 @@ set -eu
 cd "$(dirname "$0")/.."
 
 corpus="${1:-spin}"
+# `<corpus>-questions`: the same pages, asked with the agents benchmark's questions (each typed
+# as a question, written from the docs before any tuning; those pinned to a version left out).
+queries_name="$corpus"
+corpus="${corpus%-questions}"
 # Per corpus: the repository, the commit the figures were taken at, the checkout's variable.
 case "$corpus" in
 spin)
@@ -39,7 +43,7 @@ mdbook)
     var=RELEVANCE_MDBOOK
     ;;
 *)
-    echo "usage: sh benches/relevance.sh [spin|cargo|mdbook]" >&2
+    echo "usage: sh benches/relevance.sh [spin|cargo|mdbook][-questions]" >&2
     exit 2
     ;;
 esac
@@ -74,7 +78,7 @@ spin)
 cargo) node "$bench/convert-mdbook.mjs" "$checkout/doc/book/src" "$work/content" cargo book "The Cargo Book" ;;
 mdbook) node "$bench/convert-mdbook.mjs" "$checkout/guide/src" "$work/content" mdbook guide "mdBook Documentation" ;;
 esac
-queries="$bench/queries/$corpus.json"
+queries="$bench/queries/$queries_name.json"
 
 # Always the whole workspace: building one package alone unifies features differently and
 # rebuilds a lot.
