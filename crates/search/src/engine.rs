@@ -17,10 +17,29 @@ use crate::score::{Expansion, TYPO_WEIGHT, contribution, score_key, term_weight}
 pub const MAX_RESULTS: usize = 50;
 
 /// The share of a query's weight (the idf of its terms, summed) that the terms a page holds
-/// must carry for the page to be in the partial tier: `registry` alone answers `private
-/// registry` when `private` is the commoner word, and a page holding only `to` does not
-/// answer `how to deploy`.
+/// must carry for the page to be in the partial tier, for a query of up to
+/// [`PARTIAL_FULL_SHARE_TERMS`] terms: `registry` alone answers `private registry` when
+/// `private` is the commoner word, and a page holding only `to` does not answer `to deploy`.
 pub const PARTIAL_MIN_SHARE: f64 = 0.5;
+
+/// Terms a query may have before the partial tier asks less than [`PARTIAL_MIN_SHARE`]: a
+/// longer query (a question: "does mdbook build copy images and other files into the output
+/// folder") is rarely answered by a page holding half its weight, so the share asked is that
+/// of this many terms of average weight, half of four: two of ten terms' worth.
+pub const PARTIAL_FULL_SHARE_TERMS: usize = 4;
+
+/// The share of the query's weight a page of the partial tier must hold, for `terms` terms.
+///
+/// ```
+/// use dochub_search::partial_share;
+/// assert_eq!(partial_share(2), 0.5);
+/// assert_eq!(partial_share(4), 0.5);
+/// assert_eq!(partial_share(8), 0.25);
+/// ```
+pub fn partial_share(terms: usize) -> f64 {
+    let full = PARTIAL_MIN_SHARE * PARTIAL_FULL_SHARE_TERMS as f64;
+    PARTIAL_MIN_SHARE.min(full / terms.max(1) as f64)
+}
 
 /// The answer to `GET /api/search?q=...`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,6 +230,8 @@ struct Scores {
     /// Whether there is a partial tier: for a query of two terms or more, or with a typo.
     /// One term (`page 7` has one: `7` is too short to be a term) is all tier 2 needs.
     partial_tier: bool,
+    /// The query's terms.
+    terms: usize,
 }
 
 impl Scores {
@@ -222,6 +243,7 @@ impl Scores {
             whole: 0.0,
             typos: Vec::new(),
             partial_tier: query.terms.len() > 1,
+            terms: query.terms.len(),
         };
         if query.terms.is_empty() {
             return Ok(scores);
@@ -294,7 +316,7 @@ impl Scores {
         if !self.partial_tier {
             return Vec::new();
         }
-        let needed = self.whole * PARTIAL_MIN_SHARE;
+        let needed = self.whole * partial_share(self.terms);
         (0u32..)
             .zip(&self.held)
             .filter(|&(n, &held)| held > 0.0 && held >= needed && found.binary_search(&n).is_err())

@@ -20,7 +20,8 @@
 //! of non-space of two characters or more, each standing for its [`stem`]) are not just the
 //! query itself: pages that hold every such word, in any order, and are not in tier 1. Tier 3,
 //! for a query of two terms or more or with a misspelt word: pages in neither whose terms
-//! match words carrying at least [`PARTIAL_MIN_SHARE`] of the query's weight (the idf of its
+//! match words carrying at least [`partial_share`] of the query's weight (half for up to four
+//! terms, then two average terms' worth: the idf of its
 //! terms, summed; a term in no page weighs as the rarest one that is). Tier 1 comes first: an
 //! exact phrase beats scattered words, and every word beats some of them.
 //!
@@ -79,8 +80,8 @@ mod terms;
 mod within;
 
 pub use engine::{
-    FoundPage, Heading, MAX_RESULTS, MatchedTerm, PARTIAL_MIN_SHARE, SearchBackend, SearchHit,
-    SearchResults, search, spread_versions, version_group,
+    FoundPage, Heading, MAX_RESULTS, MatchedTerm, PARTIAL_FULL_SHARE_TERMS, PARTIAL_MIN_SHARE,
+    SearchBackend, SearchHit, SearchResults, partial_share, search, spread_versions, version_group,
 };
 pub use excerpt::{EXCERPT_CHARS, excerpt};
 pub use query::{MIN_QUERY_CHARS, Query, QueryTooShort, fold};

@@ -7,9 +7,11 @@ use crate::terms::{is_stop_word, stem, terms};
 /// pasted paragraph) still has to match as a phrase, but adds no cost per word.
 pub const MAX_QUERY_TERMS: usize = 16;
 
-/// What a sentence puts around a word (`store?`, `(see`, `"quoted"`): not part of the word a
-/// page must hold. A word's last `.` goes too.
-const SENTENCE_MARKS: &[char] = &['?', '!', ',', ';', ':', '"', '\'', '(', ')'];
+/// What a sentence or markdown puts around a word (`store?`, `(see`, `"quoted"`, `` `code` ``,
+/// `<head>`): not part of the word a page must hold. A word's last `.` goes too.
+const SENTENCE_MARKS: &[char] = &[
+    '?', '!', ',', ';', ':', '"', '\'', '(', ')', '[', ']', '{', '}', '<', '>', '`', '*',
+];
 
 /// Which pages answer, in the order they come (see the crate docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
