@@ -1,8 +1,10 @@
-"""Drives `dochub mcp` with the official Python MCP SDK over stdio, for the end-to-end tests.
+"""Drives dochub's MCP server with the official Python MCP SDK, for the end-to-end tests: `dochub
+mcp` over stdio, or the app's `/mcp` over Streamable HTTP.
 
 Usage: python client.py SCRIPT_JSON
 
-SCRIPT_JSON is {"command": str, "args": [str], "env": {str: str}, "steps": [step]}. Each step is
+SCRIPT_JSON is {"command": str, "args": [str], "env": {str: str}, "steps": [step]} for stdio, or
+{"url": str, "steps": [step]} for Streamable HTTP. Each step is
 one of:
   {"op": "list_tools"} | {"op": "call", "tool": str, "arguments": {...}}
   {"op": "list_resources"} | {"op": "read_resource", "uri": str}
@@ -30,6 +32,7 @@ import urllib.request
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 UPDATES = []
@@ -86,22 +89,30 @@ async def step(session, s):
     raise ValueError(f"unknown op {op}")
 
 
+async def run(read, write, script, out):
+    async with ClientSession(read, write, message_handler=on_message) as session:
+        out["initialize"] = dump(await session.initialize())
+        for s in script["steps"]:
+            start = time.perf_counter()
+            try:
+                entry = {"ok": await step(session, s)}
+            except Exception as e:  # a protocol error is a result the test checks
+                entry = {"error": f"{type(e).__name__}: {e}"}
+            entry["ms"] = (time.perf_counter() - start) * 1000
+            out["steps"].append(entry)
+
+
 async def main(script):
-    params = StdioServerParameters(
-        command=script["command"], args=script.get("args", []), env=script.get("env")
-    )
     out = {"steps": []}
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, message_handler=on_message) as session:
-            out["initialize"] = dump(await session.initialize())
-            for s in script["steps"]:
-                start = time.perf_counter()
-                try:
-                    entry = {"ok": await step(session, s)}
-                except Exception as e:  # a protocol error is a result the test checks
-                    entry = {"error": f"{type(e).__name__}: {e}"}
-                entry["ms"] = (time.perf_counter() - start) * 1000
-                out["steps"].append(entry)
+    if "url" in script:
+        async with streamable_http_client(script["url"]) as streams:
+            await run(streams[0], streams[1], script, out)
+    else:
+        params = StdioServerParameters(
+            command=script["command"], args=script.get("args", []), env=script.get("env")
+        )
+        async with stdio_client(params) as (read, write):
+            await run(read, write, script, out)
     json.dump(out, sys.stdout)
 
 

@@ -133,6 +133,10 @@ async fn every_tool_and_resource_through_the_python_sdk() {
             call("read_doc", json!({})),
             call("read_inbox", json!({"limit": 501})),
             call("list_machines", json!({})),
+            call("query_docs", json!({"query": "how do I check the installed version?", "max_tokens": 300})),
+            call("read_doc", json!({"path": "alpha/guide/install", "anchor": "installation", "max_tokens": 100})),
+            call("read_doc", json!({"path": "alpha/guide/install", "anchor": "nope"})),
+            call("search_docs", json!({"query": "command line", "project": "beta", "limit": 1})),
         ],
     });
     let report = run_mcp_client(&python, &script).unwrap();
@@ -151,6 +155,7 @@ async fn every_tool_and_resource_through_the_python_sdk() {
         BTreeSet::from([
             "list_docs",
             "list_machines",
+            "query_docs",
             "read_doc",
             "read_inbox",
             "read_thread",
@@ -275,6 +280,38 @@ async fn every_tool_and_resource_through_the_python_sdk() {
         s[20]
     );
     assert!(tool_text(&s[21]).contains("\"laptop\""), "{}", s[21]);
+
+    // The docs tools by section and budget, through the API's routes.
+    let answer = tool_text(&s[22]);
+    assert!(
+        answer.starts_with(
+            "--- alpha/guide/install#installation (Installation › Installation) ---\n# Installation"
+        ),
+        "{answer}"
+    );
+    assert!(dochub_content::count_tokens(&answer) <= 300, "{answer}");
+    let part = tool_text(&s[23]);
+    assert!(part.starts_with("# Installation\n"), "{part}");
+    assert!(
+        part.contains("Read on with path `alpha/guide/install`, anchor `installation`, offset "),
+        "{part}"
+    );
+    assert!(dochub_content::count_tokens(&part) <= 100, "{part}");
+    assert!(
+        tool_error(&s[24])
+            .contains("no section `nope` on this page; its sections are: installation"),
+        "{}",
+        s[24]
+    );
+    let hits = tool_json(&s[25]);
+    assert_eq!(hits["results"].as_array().unwrap().len(), 1, "{hits}");
+    assert!(
+        hits["results"][0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("beta/"),
+        "{hits}"
+    );
     app.stop().await;
 }
 
@@ -299,7 +336,7 @@ async fn hub_down_is_a_tool_error_not_a_crash() {
     let s = steps(&report);
     assert!(tool_error(&s[0]).contains("cannot connect to"), "{}", s[0]);
     assert!(tool_error(&s[1]).contains("cannot connect to"), "{}", s[1]);
-    assert_eq!(s[2]["ok"]["tools"].as_array().unwrap().len(), 10);
+    assert_eq!(s[2]["ok"]["tools"].as_array().unwrap().len(), 11);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,7 +1,14 @@
 //! `/mcp`, the MCP server over Streamable HTTP: the real `mcp` component under the host (or
-//! `spin up` with `SPIN_BIN`), driven over HTTP as an agent's client drives it.
+//! `spin up` with `SPIN_BIN`), driven over HTTP as an agent's client drives it, and by the
+//! third-party checkers pinned in `tests/mcp-inspector` (the official conformance suite and
+//! the MCP Inspector CLI) and the official Python SDK's Streamable HTTP client.
 
-use dochub_tests::{TestApp, fixture};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use dochub_tests::browser::in_ci;
+use dochub_tests::clients::{mcp_python, run_mcp_client};
+use dochub_tests::{TestApp, fixture, repo_root};
 use serde_json::{Value, json};
 
 async fn app(environment: &str) -> TestApp {
@@ -210,5 +217,180 @@ async fn in_production_the_hub_token_names_the_machine() {
     assert_eq!(status, 200);
     let (status, _, _) = post(&app, "/mcp?machine=ci-runner", &token, &ping).await;
     assert_eq!(status, 403);
+    app.stop().await;
+}
+
+/// The folder of the pinned MCP checkers' programs, or `None` (a skip, except under CI).
+fn node_tools() -> Option<(PathBuf, std::ffi::OsString)> {
+    let dir = repo_root().join("tests/mcp-inspector/node_modules/.bin");
+    let needed = ["conformance", "mcp-inspector", "node"];
+    if !needed.iter().all(|tool| dir.join(tool).is_file()) {
+        assert!(
+            !in_ci(),
+            "the MCP conformance suite and Inspector are required under CI (npm ci in tests/mcp-inspector)"
+        );
+        eprintln!("skipping: run `npm ci` in tests/mcp-inspector for the MCP checkers");
+        return None;
+    }
+    let path = std::env::join_paths(std::iter::once(dir.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    Some((dir, path))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_conformance_suite_passes_its_server_scenarios() {
+    let Some((dir, path)) = node_tools() else {
+        return;
+    };
+    let app = TestApp::builder().start().await.expect("app starts");
+    let url = app.url("/mcp?machine=laptop");
+    for scenario in [
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "resources-list",
+        "dns-rebinding-protection",
+    ] {
+        let out = tokio::task::spawn_blocking({
+            let (dir, path, url) = (dir.clone(), path.clone(), url.clone());
+            move || {
+                Command::new(dir.join("conformance"))
+                    .env("PATH", path)
+                    .args(["server", "--url", &url, "--scenario", scenario])
+                    .stdin(Stdio::null())
+                    .output()
+                    .expect("the conformance suite runs")
+            }
+        })
+        .await
+        .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{scenario}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(" 0 failed, 0 warnings"), "{scenario}: {text}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_inspector_lists_and_calls_the_tools_over_http() {
+    let Some((dir, path)) = node_tools() else {
+        return;
+    };
+    let app = TestApp::builder().start().await.expect("app starts");
+    let url = app.url("/mcp?machine=laptop");
+    let inspect = |args: Vec<String>| {
+        let (dir, path, url) = (dir.clone(), path.clone(), url.clone());
+        tokio::task::spawn_blocking(move || {
+            Command::new(dir.join("mcp-inspector"))
+                .env("PATH", path)
+                .args(["--cli", &url, "--transport", "http"])
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .expect("the inspector runs")
+        })
+    };
+    let out = inspect(vec!["--method".into(), "tools/list".into()])
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("Warning") && !stderr.contains("Error"),
+        "{stderr}"
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).expect("the tools as JSON");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 4, "{listed}");
+    let out = inspect(
+        [
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "query_docs",
+            "--tool-arg",
+            "query=how do I deploy to the edge",
+            "--tool-arg",
+            "max_tokens=400",
+        ]
+        .map(String::from)
+        .to_vec(),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let called: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = called["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("--- dochub/"), "{text}");
+    assert!(dochub_content::count_tokens(text) <= 400, "{text}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_reads_the_docs_over_http() {
+    let Some(python) = mcp_python() else { return };
+    let app = app("development").await;
+    let script = json!({
+        "url": app.url("/mcp?machine=laptop"),
+        "steps": [
+            {"op": "list_tools"},
+            {"op": "call", "tool": "query_docs", "arguments": {"query": "check the install", "version": "v1"}},
+            {"op": "call", "tool": "search_docs", "arguments": {"query": "kettle", "project": "other"}},
+            {"op": "call", "tool": "read_doc", "arguments": {"path": "spin/v2/install", "anchor": "check-the-install"}},
+            {"op": "list_resources"},
+            {"op": "read_resource", "uri": "dochub://docs/spin/v1/install"},
+            {"op": "call", "tool": "read_doc", "arguments": {"path": "spin/v9/none"}},
+        ],
+    });
+    let report = tokio::task::spawn_blocking(move || run_mcp_client(&python, &script))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        report["initialize"]["serverInfo"]["name"], "dochub",
+        "{report}"
+    );
+    let steps = report["steps"].as_array().unwrap();
+    let text = |i: usize| {
+        steps[i]["ok"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(
+        steps[0]["ok"]["tools"].as_array().unwrap().len(),
+        4,
+        "{}",
+        steps[0]
+    );
+    assert!(
+        text(1).starts_with("--- spin/v1/install#check-the-install"),
+        "{}",
+        text(1)
+    );
+    assert!(!text(1).contains("spin/v2/"), "{}", text(1));
+    assert!(text(2).contains("other/guide/intro"), "{}", text(2));
+    assert_eq!(
+        text(3),
+        "## Check the install\n\nRun `spin --version`: it prints 2.0.\n"
+    );
+    let uris = steps[4]["ok"]["resources"].to_string();
+    assert!(uris.contains("dochub://docs/spin/v1/install"), "{uris}");
+    assert!(
+        steps[5]["ok"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("prints 1.0")
+    );
+    assert_eq!(steps[6]["ok"]["isError"], true, "{}", steps[6]);
     app.stop().await;
 }

@@ -435,6 +435,6 @@ fn the_inspector_finds_nothing_to_warn_about_in_the_tool_schemas() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert_eq!(names.len(), 10, "{names:?}");
+    assert_eq!(names.len(), 11, "{names:?}");
     assert!(names.contains(&"wait_for_messages"));
 }

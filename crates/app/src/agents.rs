@@ -142,9 +142,11 @@ fn read_on_len(path: &str, anchor: Option<&str>) -> usize {
 /// Reads a page's file as `read` asks: a section, from an offset, within a budget. `path`
 /// (`<project>/<subproject>/<page>`) is what the line saying how to read on names.
 pub fn read_page(raw: &[u8], path: &str, read: &ReadRequest<'_>) -> Result<ReadAnswer, AgentError> {
+    // The whole file as it is (a BOM kept), so that its parts put together are the file.
+    let file = String::from_utf8_lossy(raw);
     let text = page_text(raw);
     let document = match read.anchor {
-        None => &text[..],
+        None => &file[..],
         Some(anchor) => {
             let body = split_frontmatter(&text).map_or(&text[..], |(_, body)| body);
             let found = sections(body);

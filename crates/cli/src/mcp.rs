@@ -326,12 +326,18 @@ impl DochubMcp {
     }
 
     async fn read_doc(&self, args: ReadDocArgs) -> Result<CallToolResult, ErrorData> {
-        let read = self.client.raw_part(
-            &args.path,
-            args.anchor.as_deref().filter(|a| !a.is_empty()),
-            args.max_tokens,
-            args.offset,
-        );
+        let anchor = args.anchor.as_deref().filter(|a| !a.is_empty());
+        let read = async {
+            if anchor.is_none() && args.max_tokens.is_none() && args.offset.is_none() {
+                // The file as it is.
+                let bytes = self.client.raw(&args.path).await?;
+                return Ok(String::from_utf8_lossy(&bytes).into_owned());
+            }
+            let part = self
+                .client
+                .raw_part(&args.path, anchor, args.max_tokens, args.offset);
+            part.await
+        };
         Ok(match read.await {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(e) => tool_error(e),
