@@ -8,7 +8,8 @@ Usage: python run.py QUESTIONS_JSON BASE_URL DOCHUB_BIN
 An answer counts when its text holds every `must_contain` string of the question. The agent
 the benchmark plays: call 1 is `query_docs` with a budget of FIRST_BUDGET tokens; when that
 misses and a section of it was cut, call 2 reads on where the cut says (`read_doc` with the
-path, anchor and offset), within what is left of BUDGET. Tokens are counted as dochub counts
+path, anchor and offset), within what is left of BUDGET. For comparison, the way agents read
+before sections: `search_docs`, then the best hit's whole page. Tokens are counted as dochub counts
 them (UTF-8 bytes / 3, rounded up): the benchmark checks that no answer counts more than its
 max_tokens. A question pinned to a version fails, whatever its text holds, when any section of
 an answer comes from another version of that project.
@@ -80,12 +81,33 @@ async def ask(session, question):
     return answered, 2, used, over, wrong
 
 
-async def run(read, write, questions):
+async def ask_by_pages(session, question):
+    """The same question as agents asked it before sections: search_docs, then read_doc of the
+    best hit, whole (the way the tools' descriptions used to suggest)."""
+    args = {"query": question["question"], "limit": 10}
+    if question.get("version"):
+        args["version"] = question["version"]
+    first = text_of(await session.call_tool("search_docs", args))
+    used = tokens(first)
+    try:
+        hits = json.loads(first)["results"]
+    except (ValueError, KeyError):
+        hits = []
+    if not hits:
+        return False, 1, used, False, False
+    page = text_of(await session.call_tool("read_doc", {"path": hits[0]["path"]}))
+    used += tokens(page)
+    wrong = version_violation(question, f"--- {hits[0]['path']} (")
+    answered = all(s in page for s in question["must_contain"]) and not wrong
+    return answered, 2, used, False, wrong
+
+
+async def run(read, write, questions, agent=ask):
     rows = []
     async with ClientSession(read, write) as session:
         await session.initialize()
         for q in questions:
-            rows.append(await ask(session, q))
+            rows.append(await agent(session, q))
     return rows
 
 
@@ -157,6 +179,17 @@ async def main(questions_path, base, dochub):
     a = report("/mcp", questions, http)
     b = report("stdio", questions, stdio)
     print("the two transports answered alike" if a == b else "THE TWO TRANSPORTS DIFFER")
+    async with streamable_http_client(f"{base}/mcp?machine=bench") as streams:
+        pages = await run(streams[0], streams[1], questions, ask_by_pages)
+    n = len(pages)
+    found = sum(1 for a, *_ in pages if a)
+    within = sum(1 for a, _, used, *_ in pages if a and used <= BUDGET)
+    med = statistics.median(r[2] for r in pages)
+    print(
+        f"by whole pages (search_docs, then read_doc of the best hit): answered {found}/{n} "
+        f"({100 * found / n:.0f} %), within {BUDGET} tokens {within}/{n} ({100 * within / n:.0f} %); "
+        f"median {med:.0f} tokens"
+    )
     cost_of_search(base, questions)
 
 
