@@ -191,8 +191,8 @@ impl DocsServer<'_> {
             )));
         };
         let scope = Scope {
-            project: args.project.as_deref().filter(|p| !p.is_empty()),
-            versions: Versions::parse(args.version.as_deref(), Versions::Latest),
+            project: args.scope.project(),
+            versions: Versions::parse(args.scope.version(), Versions::Latest),
         };
         let answer =
             self.read(|catalog| agents::query_docs(catalog, &args.query, &scope, max_tokens))?;
@@ -205,8 +205,8 @@ impl DocsServer<'_> {
     fn search_docs(&mut self, args: SearchArgs) -> Result<ToolOutput, RpcError> {
         let limit = args.limit.unwrap_or(DEFAULT_SEARCH_LIMIT) as usize;
         let scope = Scope {
-            project: args.project.as_deref().filter(|p| !p.is_empty()),
-            versions: Versions::parse(args.version.as_deref(), Versions::Latest),
+            project: args.scope.project(),
+            versions: Versions::parse(args.scope.version(), Versions::Latest),
         };
         let found = self.read(|catalog| agents::search(catalog, &args.query, &scope, limit))?;
         Ok(match found {

@@ -347,8 +347,8 @@ impl DochubMcp {
     async fn search_docs(&self, args: SearchArgs) -> Result<CallToolResult, ErrorData> {
         let search = self.client.search_in(
             &args.query,
-            args.project.as_deref().filter(|p| !p.is_empty()),
-            args.version.as_deref().filter(|v| !v.is_empty()),
+            args.scope.project(),
+            args.scope.version(),
             args.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
         );
         Ok(match search.await {
@@ -360,8 +360,8 @@ impl DochubMcp {
     async fn query_docs(&self, args: QueryDocsArgs) -> Result<CallToolResult, ErrorData> {
         let query = self.client.query_docs(
             &args.query,
-            args.project.as_deref().filter(|p| !p.is_empty()),
-            args.version.as_deref().filter(|v| !v.is_empty()),
+            args.scope.project(),
+            args.scope.version(),
             args.max_tokens.unwrap_or(DEFAULT_QUERY_TOKENS),
         );
         Ok(match query.await {

@@ -16,9 +16,9 @@ pub mod rpc;
 mod tools;
 
 pub use tools::{
-    DEFAULT_LIMIT, DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, DEFAULT_WAIT_SECONDS, Family, Level,
-    ListDocsArgs, MAX_WAIT_SECONDS, NoArgs, QueryDocsArgs, ReadArgs, ReadDocArgs, ReplyArgs,
-    SearchArgs, SearchMessagesArgs, SendArgs, ThreadArgs, ToolSpec, WaitArgs, arguments,
+    DEFAULT_LIMIT, DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, DEFAULT_WAIT_SECONDS, DocsScope,
+    Family, Level, ListDocsArgs, MAX_WAIT_SECONDS, NoArgs, QueryDocsArgs, ReadArgs, ReadDocArgs,
+    ReplyArgs, SearchArgs, SearchMessagesArgs, SendArgs, ThreadArgs, ToolSpec, WaitArgs, arguments,
     input_schema, tool, tools,
 };
 

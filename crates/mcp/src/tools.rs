@@ -331,11 +331,9 @@ pub struct ReadDocArgs {
     pub offset: Option<u64>,
 }
 
-/// `search_docs`' arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchArgs {
-    /// What to look for: words or a question, at least 2 characters.
-    pub query: String,
+/// Which pages a docs search or question keeps to: the same two arguments on both tools.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct DocsScope {
     /// Only this project's pages (its id, as list_docs gives it).
     #[serde(default)]
     #[schemars(with = "String")]
@@ -345,6 +343,28 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(with = "String")]
     pub version: Option<String>,
+}
+
+impl DocsScope {
+    /// The project, when one is named.
+    pub fn project(&self) -> Option<&str> {
+        self.project.as_deref().filter(|p| !p.is_empty())
+    }
+
+    /// The version, when one is named.
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref().filter(|v| !v.is_empty())
+    }
+}
+
+/// `search_docs`' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchArgs {
+    /// What to look for: words or a question, at least 2 characters.
+    pub query: String,
+    /// The project and version.
+    #[serde(flatten)]
+    pub scope: DocsScope,
     /// How many hits to return at most, 1 to 50 (default 10).
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1, max = 50), extend("default" = DEFAULT_SEARCH_LIMIT))]
@@ -356,15 +376,9 @@ pub struct SearchArgs {
 pub struct QueryDocsArgs {
     /// The question, in plain words.
     pub query: String,
-    /// Only this project's pages (its id, as list_docs gives it).
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub project: Option<String>,
-    /// Only this version of a project that has versions (e.g. `v3`); default: each one's
-    /// latest.
-    #[serde(default)]
-    #[schemars(with = "String")]
-    pub version: Option<String>,
+    /// The project and version.
+    #[serde(flatten)]
+    pub scope: DocsScope,
     /// The most tokens the answer may count, 100 to 100000 (default 2000; tokens are UTF-8
     /// bytes divided by 3, rounded up).
     #[serde(default)]
@@ -395,6 +409,22 @@ mod tests {
         }
         let required = tool("read_doc").unwrap().input_schema["required"].clone();
         assert_eq!(required, json!(["path"]));
+    }
+
+    #[test]
+    fn the_scope_is_flattened_into_both_docs_tools() {
+        for name in ["search_docs", "query_docs"] {
+            let schema = tool(name).unwrap().input_schema;
+            assert_eq!(schema["properties"]["project"]["type"], "string", "{name}");
+            assert_eq!(schema["properties"]["version"]["type"], "string", "{name}");
+            assert_eq!(schema["required"], json!(["query"]), "{name}");
+        }
+        let args: QueryDocsArgs =
+            arguments(Some(&json!({"query": "q", "version": "v2", "project": ""}))).unwrap();
+        assert_eq!(
+            (args.scope.version(), args.scope.project()),
+            (Some("v2"), None)
+        );
     }
 
     #[test]
