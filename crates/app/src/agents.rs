@@ -53,6 +53,8 @@ pub const MAX_SECTIONS: usize = 8;
 pub const HEADING_BOOST: f64 = 2.0;
 /// The least room, in tokens, worth cutting a section into rather than leaving it out.
 const MIN_CUT_TOKENS: usize = 150;
+/// The least text, in bytes, a cut must have room for beside the line saying how to read on.
+const MIN_ROOM_BYTES: usize = 16;
 /// BM25's saturation and length normalisation, for sections.
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -88,6 +90,11 @@ pub enum AgentError {
     /// The query is too short, or empty.
     #[error("{0}")]
     Query(String),
+    /// A budget that leaves no room for text beside the line saying how to read on.
+    #[error(
+        "`max_tokens` {0} leaves no room for text beside the line saying how to read on this page; ask for more"
+    )]
+    NoRoom(usize),
     /// A `limit=` out of range.
     #[error("`limit` must be from 1 to {MAX_RESULTS}, not {0}")]
     Limit(String),
@@ -179,7 +186,11 @@ pub fn read_page(raw: &[u8], path: &str, read: &ReadRequest<'_>) -> Result<ReadA
             next_offset: None,
         });
     };
-    let room = max_tokens * dochub_content::BYTES_PER_TOKEN - read_on_len(path, read.anchor);
+    // A long path and anchor can leave no room at the smallest budgets: refused, never over.
+    let room = (max_tokens * dochub_content::BYTES_PER_TOKEN)
+        .checked_sub(read_on_len(path, read.anchor))
+        .filter(|&room| room >= MIN_ROOM_BYTES)
+        .ok_or(AgentError::NoRoom(max_tokens))?;
     let part = cut(document, read.offset, room);
     let mut text = part.text.to_owned();
     if let Some(next) = part.next {
@@ -469,9 +480,12 @@ pub fn query_docs(
         let room = budget.saturating_sub(used + frame);
         if c.markdown.len() < room {
             section.text = c.markdown.clone();
-        } else if room >= MIN_CUT_TOKENS * dochub_content::BYTES_PER_TOKEN {
-            let note = read_on_len(&c.path, c.anchor.as_deref());
-            let part = cut(&c.markdown, 0, room - note);
+        } else if let Some(space) = room
+            .checked_sub(read_on_len(&c.path, c.anchor.as_deref()))
+            .filter(|_| room >= MIN_CUT_TOKENS * dochub_content::BYTES_PER_TOKEN)
+            .filter(|&space| space >= MIN_ROOM_BYTES)
+        {
+            let part = cut(&c.markdown, 0, space);
             let next = part.next.unwrap_or(c.markdown.len());
             section.text = format!(
                 "{}{}",
@@ -678,6 +692,32 @@ mod tests {
             read_page(raw.as_bytes(), "p", &past),
             Err(AgentError::Offset { .. })
         ));
+    }
+
+    #[test]
+    fn a_path_too_long_for_the_budget_is_refused_not_exceeded() {
+        let path = format!(
+            "{}/{}/{}",
+            "p".repeat(100),
+            "s".repeat(100),
+            "x".repeat(100)
+        );
+        let read = ReadRequest {
+            anchor: Some("set-up"),
+            max_tokens: Some(MIN_MAX_TOKENS),
+            offset: 0,
+        };
+        let long = format!("## Set up\n\n{}\n", "word ".repeat(200));
+        assert!(matches!(
+            read_page(long.as_bytes(), &path, &read),
+            Err(AgentError::NoRoom(100))
+        ));
+        let fits = ReadRequest {
+            max_tokens: Some(1000),
+            ..read
+        };
+        let answer = read_page(long.as_bytes(), &path, &fits).unwrap();
+        assert!(count_tokens(&answer.text) <= 1000);
     }
 
     #[test]
