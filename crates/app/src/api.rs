@@ -270,9 +270,10 @@ fn answer(
         Route::Search => {
             let param = |name| query_param(query, name).filter(|v| !v.trim().is_empty());
             let (project, version) = (param("project"), param("version"));
-            let limit = match param("limit") {
+            let limit = match param("limit").map(|given| given.trim().parse().map_err(|_| given)) {
                 None => MAX_RESULTS,
-                Some(given) => given.trim().parse().unwrap_or(0),
+                Some(Ok(n)) => n,
+                Some(Err(given)) => return Ok(scope_error(AgentError::Limit(given))),
             };
             let scope = Scope {
                 project: project.as_deref(),

@@ -243,4 +243,7 @@ fn search_keeps_to_a_project_a_version_and_a_limit() {
     let res = get(&config, "/search", "q=kettle&limit=0");
     assert_eq!(res.status, 400);
     assert_eq!(json(&res)["error"], "`limit` must be from 1 to 50, not 0");
+    let res = get(&config, "/search", "q=kettle&limit=ten");
+    assert_eq!(res.status, 400);
+    assert_eq!(json(&res)["error"], "`limit` must be from 1 to 50, not ten");
 }
