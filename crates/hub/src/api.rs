@@ -31,11 +31,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::HubError;
 use crate::auth::{Access, CHALLENGE, HubAuth};
-use crate::hub::{
-    Clock, DEFAULT_LIMIT, Hub, MAX_LIMIT, MAX_MAILBOX_LIMIT, MailboxQuery, search_words,
-};
 use crate::model::{IdempotencyKey, Importance, MAX_BODY, MachineName, SendRequest};
 use crate::sql::Sql;
+use crate::store::{
+    Clock, DEFAULT_LIMIT, Hub, MAX_LIMIT, MAX_MAILBOX_LIMIT, MailboxQuery, search_words,
+};
 use crate::wait::{
     AsyncPause, Blocking, BlockingOut, BodyOut, Connect, EachLook, EventStream, Lookout, Pause,
     ThreadPause, WaitError, WaitingRead, finish_blocking,

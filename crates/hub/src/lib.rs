@@ -51,8 +51,8 @@
 //!    and except those whose inbox is full: they miss that broadcast, and its 201 does not say
 //!    so. Registration is one upsert, so concurrent first registrations all land.
 //!
-//!    A send is one statement when nothing but its message needs writing (the module
-//!    `hub::at_once`): the statement checks that no purge is due, that the sender and the
+//!    A send is one statement when nothing but its message needs writing (`Hub::send_at_once`
+//!    in `store.rs`, and each engine's form in `store/`): the statement checks that no purge is due, that the sender and the
 //!    recipient are known, and that the key is new and the message replied to is there; it
 //!    then stores the copies, records the sender as seen and trims its read messages to their
 //!    cap, and otherwise writes nothing. On SQLite it is an insert into the
@@ -159,23 +159,23 @@
 
 pub mod api;
 pub mod auth;
-mod hub;
 mod model;
 mod sql;
+mod store;
 pub mod wait;
 
-pub use hub::{
-    Clock, DEFAULT_LIMIT, DEFAULT_MAX_MACHINES, DEFAULT_MAX_READ, DEFAULT_MAX_UNREAD,
-    DEFAULT_MAX_WAIT, DEFAULT_RETENTION_DAYS, Hub, IDEMPOTENCY_MS, Limits, MAX_LIMIT,
-    MAX_MAILBOX_LIMIT, MAX_SEARCH_BYTES, MAX_SEARCH_WORDS, MailboxQuery, SEEN_EVERY_MS,
-    SystemClock, search_words,
-};
 pub use model::{
     BROADCAST, IdempotencyKey, Importance, Inbox, InboxMessage, MAX_BODY, MAX_KEY_LEN,
     MAX_NAME_LEN, MAX_SUBJECT_CHARS, MachineEntry, MachineName, Message, Recipient, SendRequest,
     iso_millis,
 };
 pub use sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure, first_row};
+pub use store::{
+    Clock, DEFAULT_LIMIT, DEFAULT_MAX_MACHINES, DEFAULT_MAX_READ, DEFAULT_MAX_UNREAD,
+    DEFAULT_MAX_WAIT, DEFAULT_RETENTION_DAYS, Hub, IDEMPOTENCY_MS, Limits, MAX_LIMIT,
+    MAX_MAILBOX_LIMIT, MAX_SEARCH_BYTES, MAX_SEARCH_WORDS, MailboxQuery, SEEN_EVERY_MS,
+    SystemClock, search_words,
+};
 
 /// Why a hub operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -45,9 +45,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::HubError;
-use crate::hub::{Clock, Hub};
 use crate::model::{Importance, Inbox, InboxMessage, MachineName};
 use crate::sql::Sql;
+use crate::store::{Clock, Hub};
 
 /// Opens a connection to the hub's store for one look.
 pub type Connect<'a, S, C> = &'a dyn Fn() -> Result<Hub<S, C>, HubError>;

@@ -1,5 +1,8 @@
-//! The hub's storage logic on SQL: registration, send, inbox reads, acknowledgement, machine list.
-//! Why each statement is safe is in the crate docs.
+//! The hub's storage, written once over SQL: registration, send, inbox reads, acknowledgement,
+//! mailbox and its search, purge and set-up. What SQLite and PostgreSQL do differently
+//! (statements, locking, full-text machinery) is behind [`Engine`], one implementation each in
+//! `store/sqlite.rs` and `store/postgres.rs`; [`Hub::engine`] picks it by [`Dialect`], the one
+//! place that does. Why each statement is safe is in the crate docs.
 
 use std::time::Duration;
 
@@ -10,7 +13,11 @@ use crate::model::{
 };
 use crate::sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure};
 
-mod at_once;
+mod engine;
+mod postgres;
+mod sqlite;
+
+use engine::{Busy, Conn, Engine, Outgoing, Stored};
 
 /// Inbox reads return at most this many messages.
 pub const MAX_LIMIT: usize = 500;
@@ -69,7 +76,7 @@ const PURGE_EVERY_MS: i64 = 60 * 1000;
 /// half-way, completes it. Messages are one row per recipient; `id` is the hub-wide message id
 /// (the copies of a broadcast share it), allocated on SQLite from `hub_counter` under the write
 /// lock and on PostgreSQL from `hub_message_ids` under the locks of the machines written
-/// ([`PG_MESSAGE_IDS`]), so ids are committed in increasing order, within each mailbox on
+/// (`postgres::MESSAGE_IDS`), so ids are committed in increasing order, within each mailbox on
 /// PostgreSQL (see the crate docs).
 ///
 /// A machine's mailbox is its rows: one per message it received (`read_at` NULL while unread,
@@ -102,7 +109,7 @@ const SCHEMA: &[&str] = &[
     // When expired rows were last deleted ([`PURGE_EVERY_MS`]); 0: never.
     "INSERT INTO hub_counter (name, value) VALUES ('purged', 0) ON CONFLICT (name) DO NOTHING",
     // SQLite's full-text index holds every message up to the id `indexed`; messages after it
-    // were created at `indexed_at` or later ([`Hub::index_sent`]). Created with the other rows,
+    // were created at `indexed_at` or later (`SqliteEngine::catch_up_search`). Created with the other rows,
     // they say that everything stored is indexed: so it is in a new database, in one an earlier
     // release indexed at each send, and in one older still once set-up has filled the index.
     // Unused on PostgreSQL, whose index is a generated column.
@@ -117,7 +124,7 @@ const SCHEMA: &[&str] = &[
 const COUNTERS: &[&str] = &["ids", "clock", "purged", "indexed", "indexed_at"];
 
 /// A table's columns added since the first release, and what fills and indexes them once they
-/// exist ([`Hub::upgrade`]).
+/// exist ([`Engine::upgrade`]).
 struct Upgrade {
     table: &'static str,
     columns: &'static [(&'static str, &'static str)],
@@ -157,43 +164,6 @@ const UPGRADES: &[Upgrade] = &[
     },
 ];
 
-/// The counts of each machine's messages, `hub_machines.read_kept` and `unread_kept`, kept by
-/// triggers on `hub_messages` in the statement that inserts, marks or deletes a row. Trimming a
-/// mailbox to [`Limits::max_read`] deletes what `read_kept` says is over, without walking the
-/// newest `max_read` read rows first (at the default 10,000, 0.8 ms of every send of a busy
-/// sender, inside SQLite's write lock); a send finds room in an inbox by reading `unread_kept`,
-/// and walks its unread rows only when the count reaches [`Limits::max_unread`], since expired
-/// messages are counted until the purge deletes them (the walk took 0.6 ms for an inbox of
-/// 10,000). The columns, the triggers and the first counts are made in one atomic step
-/// ([`Hub::count_messages`]), so a database whose `hub_machines` has `unread_kept` counts
-/// right, and one without it is set up first. That step replaces the triggers of the release
-/// that counted read messages only.
-///
-/// The counts stay exact because a machine's row outlives its messages: the purge forgets a
-/// machine only while both counts are 0, which PostgreSQL checks again on the row a concurrent
-/// send's trigger has just counted a message on, where it would not see the message itself.
-/// A row a purge has deleted is made again by the trigger of the next message.
-const SQLITE_COUNT_MESSAGES: &[&str] = &[
-    "ALTER TABLE hub_machines ADD COLUMN unread_kept BIGINT NOT NULL DEFAULT 0",
-    "DROP TRIGGER IF EXISTS hub_read_added",
-    "DROP TRIGGER IF EXISTS hub_read_marked",
-    "DROP TRIGGER IF EXISTS hub_read_removed",
-    "CREATE TRIGGER hub_message_added AFTER INSERT ON hub_messages BEGIN \
-     INSERT INTO hub_machines (name, last_seen, read_kept, unread_kept) \
-     VALUES (NEW.machine, 0, NEW.read_at IS NOT NULL, NEW.read_at IS NULL) \
-     ON CONFLICT (name) DO UPDATE SET read_kept = read_kept + excluded.read_kept, \
-     unread_kept = unread_kept + excluded.unread_kept; END",
-    "CREATE TRIGGER hub_message_marked AFTER UPDATE OF read_at ON hub_messages \
-     WHEN OLD.read_at IS NULL AND NEW.read_at IS NOT NULL BEGIN \
-     UPDATE hub_machines SET read_kept = read_kept + 1, unread_kept = unread_kept - 1 \
-     WHERE name = NEW.machine; END",
-    "CREATE TRIGGER hub_message_removed AFTER DELETE ON hub_messages BEGIN \
-     UPDATE hub_machines SET read_kept = read_kept - (OLD.read_at IS NOT NULL), \
-     unread_kept = unread_kept - (OLD.read_at IS NULL) WHERE name = OLD.machine; END",
-    MACHINES_OF_MESSAGES,
-    COUNT_MESSAGES,
-];
-
 /// Before the first count: a machine whose messages outlived its row (a release before every
 /// inbox belonged to a known machine, or a purge that raced a send before the counts kept the
 /// row) is known again, never seen, as [`Hub::know`] makes it.
@@ -202,7 +172,24 @@ const MACHINES_OF_MESSAGES: &str = "INSERT INTO hub_machines (name, last_seen) \
      WHERE NOT EXISTS (SELECT 1 FROM hub_machines WHERE name = hub_messages.machine) \
      ON CONFLICT (name) DO NOTHING";
 
-/// The first counts of [`SQLITE_COUNT_MESSAGES`].
+/// The counts of each machine's messages, `hub_machines.read_kept` and `unread_kept`, kept by
+/// triggers on `hub_messages` in the statement that inserts, marks or deletes a row. Trimming a
+/// mailbox to [`Limits::max_read`] deletes what `read_kept` says is over, without walking the
+/// newest `max_read` read rows first (at the default 10,000, 0.8 ms of every send of a busy
+/// sender, inside SQLite's write lock); a send finds room in an inbox by reading `unread_kept`,
+/// and walks its unread rows only when the count reaches [`Limits::max_unread`], since expired
+/// messages are counted until the purge deletes them (the walk took 0.6 ms for an inbox of
+/// 10,000). The columns, the triggers and the first counts are made in one atomic step
+/// ([`Engine::count_messages`]), so a database whose `hub_machines` has `unread_kept` counts
+/// right, and one without it is set up first. That step replaces the triggers of the release
+/// that counted read messages only.
+///
+/// The counts stay exact because a machine's row outlives its messages: the purge forgets a
+/// machine only while both counts are 0, which PostgreSQL checks again on the row a concurrent
+/// send's trigger has just counted a message on, where it would not see the message itself.
+/// A row a purge has deleted is made again by the trigger of the next message.
+///
+/// This statement makes the first counts.
 const COUNT_MESSAGES: &str = "UPDATE hub_machines SET \
      read_kept = (SELECT COUNT(*) FROM hub_messages \
        WHERE hub_messages.machine = hub_machines.name AND hub_messages.read_at IS NOT NULL), \
@@ -210,15 +197,9 @@ const COUNT_MESSAGES: &str = "UPDATE hub_machines SET \
        WHERE hub_messages.machine = hub_machines.name AND hub_messages.read_at IS NULL)";
 
 /// SQL for whether the inbox `name` has room for one more unread message, given `cap`
-/// ([`Limits::max_unread`]) and `oldest` (the oldest creation time not expired): its count says
-/// so, or else its unexpired unread rows, counted up to the cap. `CASE` runs that walk only
-/// when the count reaches the cap. On SQLite, where ids follow creation times across the whole
-/// hub, the walk finds the unexpired rows by id alone ([`first_unexpired`]).
-fn has_room(name: &str, oldest: &str, cap: &str) -> String {
-    has_room_where(name, cap, &format!("u.id >= {}", first_unexpired(oldest)))
-}
-
-/// [`has_room`] with the walk's test of an unexpired row (`u`) given.
+/// ([`Limits::max_unread`]): its count says so, or else its unexpired unread rows (`u`, which
+/// `unexpired` tests), counted up to the cap. `CASE` runs that walk only when the count
+/// reaches the cap.
 fn has_room_where(name: &str, cap: &str, unexpired: &str) -> String {
     format!(
         "CASE WHEN (SELECT unread_kept FROM hub_machines WHERE hub_machines.name = {name}) < {cap} \
@@ -227,221 +208,15 @@ fn has_room_where(name: &str, cap: &str, unexpired: &str) -> String {
     )
 }
 
-/// [`SQLITE_COUNT_MESSAGES`] on PostgreSQL: one `DO` block, the one way to make several
-/// statements atomic there (Spin hands a pooled connection with an open transaction to the
-/// next request). It locks both tables before it looks again, so of concurrent set-ups one
-/// makes the counts and the others find them; messages first, the order in which sends lock
-/// them, and at once in the mode that altering them takes, so no lock is ever upgraded.
-fn pg_count_messages() -> String {
-    let column_missing = "NOT EXISTS (SELECT 1 FROM information_schema.columns \
-         WHERE table_schema = current_schema() AND table_name = 'hub_machines' \
-         AND column_name = 'unread_kept')";
-    format!(
-        "DO $$ BEGIN IF {column_missing} THEN \
-    LOCK TABLE hub_messages, hub_machines IN ACCESS EXCLUSIVE MODE; \
-    IF {column_missing} THEN \
-    ALTER TABLE hub_machines ADD COLUMN IF NOT EXISTS read_kept BIGINT NOT NULL DEFAULT 0; \
-    ALTER TABLE hub_machines ADD COLUMN unread_kept BIGINT NOT NULL DEFAULT 0; \
-    DROP TRIGGER IF EXISTS hub_count_read ON hub_messages; \
-    DROP FUNCTION IF EXISTS hub_count_read(); \
-    CREATE FUNCTION hub_count_messages() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN \
-      IF TG_OP = 'DELETE' THEN \
-        UPDATE hub_machines SET \
-          read_kept = read_kept - CASE WHEN OLD.read_at IS NULL THEN 0 ELSE 1 END, \
-          unread_kept = unread_kept - CASE WHEN OLD.read_at IS NULL THEN 1 ELSE 0 END \
-          WHERE name = OLD.machine; \
-      ELSIF TG_OP = 'INSERT' THEN \
-        INSERT INTO hub_machines (name, last_seen, read_kept, unread_kept) \
-          VALUES (NEW.machine, 0, CASE WHEN NEW.read_at IS NULL THEN 0 ELSE 1 END, \
-            CASE WHEN NEW.read_at IS NULL THEN 1 ELSE 0 END) \
-          ON CONFLICT (name) DO UPDATE SET read_kept = hub_machines.read_kept + \
-            excluded.read_kept, unread_kept = hub_machines.unread_kept + excluded.unread_kept; \
-      ELSIF OLD.read_at IS NULL AND NEW.read_at IS NOT NULL THEN \
-        UPDATE hub_machines SET read_kept = read_kept + 1, unread_kept = unread_kept - 1 \
-          WHERE name = NEW.machine; \
-      END IF; \
-      RETURN NULL; \
-    END $f$; \
-    CREATE TRIGGER hub_count_messages AFTER INSERT OR DELETE OR UPDATE OF read_at \
-      ON hub_messages FOR EACH ROW EXECUTE FUNCTION hub_count_messages(); \
-    {MACHINES_OF_MESSAGES}; {COUNT_MESSAGES}; END IF; END IF; END $$"
-    )
-}
-
-/// The function `hub_inbox_has_room_3` ([`has_room`]), which a send calls after it has locked
-/// the recipient's row: a `VOLATILE` function takes a fresh snapshot for each query, where the
-/// send statement has the snapshot of its start, taken before it waited for the lock; so the
-/// count sees every send that committed meanwhile, and the unread cap is exact. `locked` is
-/// the id the caller allocated under the lock: passing it makes the call depend on the lock
-/// having been taken. PL/pgSQL, not SQL: PostgreSQL plans an SQL function's query anew at
-/// every call (0.45 ms, a third of a send), and keeps a PL/pgSQL one's plan for the session.
-/// Its walk tests each row's creation time: ids follow creation times within a mailbox only
-/// ([`PG_MESSAGE_IDS`]). (`hub_inbox_has_room_2`, `hub_inbox_has_room`,
-/// `hub_inbox_unread_since` and `hub_unread` of earlier releases are unused.)
-fn pg_inbox_has_room() -> String {
-    format!(
-        "CREATE OR REPLACE FUNCTION hub_inbox_has_room_3(inbox TEXT, cap BIGINT, oldest BIGINT, \
-         locked BIGINT) RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $f$ \
-         BEGIN RETURN {room}; END $f$",
-        room = has_room_where("inbox", "cap", "u.created >= oldest"),
-    )
-}
-
-/// PostgreSQL's message ids: the sequence `hub_message_ids`, which a send draws from only
-/// once it holds the row of every machine whose mailbox it writes (its sender and its
-/// recipients), so ids are committed in increasing order within each mailbox, and sends to
-/// different machines commit side by side (a counter row held to each commit let one send
-/// commit at a time). Made once, in one step, starting after every id given before; with it a
-/// trigger that makes an earlier release's `UPDATE hub_counter SET value = value + 1 WHERE
-/// name = 'ids'` take its id from the sequence too, so instances of both releases on one
-/// database never give one id twice. The trigger waits for such a send in flight to commit,
-/// and the start is read after it, so it counts that send's id.
-const PG_MESSAGE_IDS: &str = "DO $$ BEGIN IF to_regclass('hub_message_ids') IS NULL THEN \
-     CREATE SEQUENCE hub_message_ids; \
-     CREATE OR REPLACE FUNCTION hub_ids_from_sequence() RETURNS trigger LANGUAGE plpgsql AS $f$ \
-       BEGIN NEW.value := nextval('hub_message_ids'); RETURN NEW; END $f$; \
-     CREATE TRIGGER hub_ids_from_sequence BEFORE UPDATE ON hub_counter FOR EACH ROW \
-       WHEN (NEW.name = 'ids') EXECUTE FUNCTION hub_ids_from_sequence(); \
-     PERFORM setval('hub_message_ids', GREATEST(1, last.id), last.id >= 1) FROM \
-       (SELECT GREATEST(0, (SELECT value FROM hub_counter WHERE name = 'ids'), \
-         (SELECT MAX(id) FROM hub_messages), (SELECT MAX(id) FROM hub_sends)) AS id) last; \
-     END IF; END $$";
-
-/// The function `hub_mailbox_clock_3`: a send's timestamp, the later of `at` (the sender's
-/// clock) and the newest message in each of the `mailboxes` it writes, whose rows it has
-/// locked (`locked`, as in [`pg_inbox_has_room`]). Fresh snapshots, so a send committed while
-/// this one waited for the lock is seen. Timestamps therefore never go back in id order within
-/// a mailbox, the order in which a machine reads them.
-fn pg_mailbox_clock() -> &'static str {
-    "CREATE OR REPLACE FUNCTION hub_mailbox_clock_3(mailboxes TEXT[], at BIGINT, locked BIGINT) \
-     RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS $f$ BEGIN RETURN GREATEST(at, \
-     (SELECT MAX(newest.created) FROM unnest(mailboxes) AS box(owner) CROSS JOIN LATERAL \
-     (SELECT m.created FROM hub_messages m WHERE m.machine = box.owner \
-     ORDER BY m.id DESC LIMIT 1) newest)); END $f$"
-}
-
-/// The function `hub_trim_read_4`: deletes `owner`'s oldest read messages past `cap`, counting
-/// `adding` read copies the calling statement is storing (its triggers have not counted them
-/// yet), and answers how many it deleted. A send calls it while it holds `owner`'s row
-/// (`locked`, as in [`pg_inbox_has_room`]), so the trim is part of the send: a busy sender's
-/// separate trim after each commit queued behind its next sends for that row. Its fresh
-/// snapshot sees what the trims of sends committed while this one waited have deleted; the
-/// send's own would not, and would take those rows again and delete fewer.
-fn pg_trim_read() -> String {
-    format!(
-        "CREATE OR REPLACE FUNCTION hub_trim_read_4(owner TEXT, cap BIGINT, adding BIGINT, \
-         locked BIGINT) RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS $f$ \
-         DECLARE gone BIGINT; BEGIN \
-         {trim}; GET DIAGNOSTICS gone = ROW_COUNT; RETURN gone; END $f$",
-        trim = trim_read_sql_counting("owner", "cap", "adding"),
-    )
-}
-
-/// PostgreSQL's delete of the messages created before `oldest`, in one transaction that first
-/// locks the rows of their machines in name order, the order in which a send locks the
-/// machines it writes. The delete's trigger counts each message off its machine's row
-/// ([`pg_count_messages`]); left to take those rows in the order it meets the messages, it
-/// held some that a broadcast, holding others, waited for, while it waited for the
-/// broadcast's, and PostgreSQL failed one of the two. A send, its trim included, locks its
-/// machines' rows before it writes messages, as this does; a read that takes or acknowledges
-/// messages locks them before their machine's row, but only unexpired ones, which this does
-/// not delete (unless the two requests' clocks straddle the moment a message expires: then
-/// PostgreSQL fails one and the client retries). A `DO` block, which takes no parameters, so
-/// no function need be made and kept in step by every release sharing the database; `oldest`
-/// is a number.
-fn pg_purge_messages(oldest: i64) -> String {
-    format!(
-        "DO $$ BEGIN \
-         PERFORM 1 FROM hub_machines WHERE name IN \
-           (SELECT machine FROM hub_messages WHERE created < {oldest}) ORDER BY name FOR UPDATE; \
-         DELETE FROM hub_messages WHERE created < {oldest}; END $$"
-    )
-}
-
 /// Which machines a purge forgets: unseen since `oldest` and without messages. A recipient
 /// that was never seen is kept while its inbox holds messages. The counts say so too, and
 /// PostgreSQL checks them again on a row a concurrent send has just counted a message on (see
-/// [`SQLITE_COUNT_MESSAGES`]).
+/// [`COUNT_MESSAGES`]).
 fn forgotten_machines(oldest: &str) -> String {
     format!(
         "last_seen < {oldest} AND read_kept = 0 AND unread_kept = 0 AND NOT EXISTS \
          (SELECT 1 FROM hub_messages WHERE hub_messages.machine = hub_machines.name)"
     )
-}
-
-/// PostgreSQL's delete of the machines a purge forgets, which locks their rows in name order
-/// first, as [`pg_purge_messages`] does and for the same reason: a direct send between two of
-/// them locks both in name order, and a delete meeting them in the other order failed one of
-/// the two. It deletes only the rows it locked.
-fn pg_forget_machines(oldest: i64) -> String {
-    let forgotten = forgotten_machines(&oldest.to_string());
-    format!(
-        "DO $$ DECLARE locked TEXT[]; BEGIN \
-         SELECT array_agg(name) INTO locked FROM (SELECT name FROM hub_machines \
-           WHERE {forgotten} ORDER BY name FOR UPDATE) m; \
-         DELETE FROM hub_machines WHERE name = ANY (locked) AND {forgotten}; END $$"
-    )
-}
-
-/// SQLite's full-text index of subjects and bodies: one row per message (its id as rowid), not
-/// per copy. FTS5 is compiled into the SQLite of Spin v4.0.2 (rusqlite's bundled build).
-const SQLITE_SEARCH: &str = "CREATE VIRTUAL TABLE hub_search USING fts5(subject, body)";
-
-/// PostgreSQL's: a generated `tsvector` of each row with a GIN index (the `simple`
-/// configuration: case-folded words, no stemming, any language). Without `fastupdate`: its
-/// pending list, which every search scans until a vacuum merges it, made a search of 20,000
-/// messages 5 ms instead of 0.3.
-const PG_SEARCH: &[&str] = &[
-    "ALTER TABLE hub_messages ADD COLUMN IF NOT EXISTS search tsvector GENERATED ALWAYS AS \
-     (to_tsvector('simple', COALESCE(subject, '') || ' ' || body)) STORED",
-    "CREATE INDEX IF NOT EXISTS hub_messages_search ON hub_messages USING GIN (search) \
-     WITH (fastupdate = off)",
-];
-
-/// SQL for the first id of a message created at `oldest` or later (`oldest`: the SQL of that
-/// time, a statement's `$3` or the function's parameter), or the largest id when there is
-/// none. Ids follow creation times, so the messages not yet expired are those from it on,
-/// which an inbox's index finds without reading a row.
-fn first_unexpired(oldest: &str) -> String {
-    format!(
-        "COALESCE((SELECT MIN(id) FROM hub_messages WHERE created = \
-         (SELECT MIN(created) FROM hub_messages WHERE created >= {oldest})), \
-         9223372036854775807)"
-    )
-}
-
-/// How many set-up passes run before giving up. On PostgreSQL, `CREATE ... IF NOT EXISTS`
-/// racing the same statement of another request fails (a duplicate key in `pg_type`); the next
-/// pass finds that object made and may meet the race on the next one, so there is one pass
-/// per object and a few more.
-const SET_UP_PASSES: usize = SCHEMA.len() + UPGRADES.len() + PG_SEARCH.len() + PG_FUNCTIONS + 4;
-
-/// How many statements [`pg_functions`] makes.
-const PG_FUNCTIONS: usize = 5;
-
-/// PostgreSQL's sequence of ids and the functions a send calls, in the order they are made:
-/// each may race the same statement of another set-up, as every object may.
-fn pg_functions() -> [String; PG_FUNCTIONS] {
-    [
-        PG_MESSAGE_IDS.to_owned(),
-        pg_inbox_has_room(),
-        pg_mailbox_clock().to_owned(),
-        pg_trim_read(),
-        at_once::postgres_send_function(),
-    ]
-}
-
-/// What a send's insert did.
-enum Stored {
-    /// Stored with this id and timestamp. `trim`: whether the sender's read messages may now be
-    /// over [`Limits::max_read`] (on PostgreSQL never: the send's statement trims them).
-    Message { id: i64, created: i64, trim: bool },
-    /// A direct send whose recipient's inbox was full: nothing stored.
-    InboxFull,
-    /// A concurrent send with the same key claimed it first: nothing stored.
-    KeyTaken,
-    /// The send needs more than its message written ([`Hub::send_at_once`]): nothing stored.
-    NotAtOnce,
 }
 
 /// What [`Hub::before_send`] read.
@@ -678,15 +453,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             // Read before the write lock: on SQLite this first statement also opens the
             // connection and reads the schema, which other sends need not wait for.
             let before = self.before_send(request)?;
-            match self.db.dialect() {
-                // Writers are serialized on SQLite: one IMMEDIATE transaction makes the steps
-                // one.
-                Dialect::Sqlite => self.transaction(|| self.send_steps(request, key, &before, now)),
-                // No multi-statement transaction on PostgreSQL: Spin hands a pooled connection
-                // with an unfinished transaction to the next request. The step that must be
-                // atomic is one statement (`insert_postgres`).
-                Dialect::Postgres => self.send_steps(request, key, &before, now),
-            }
+            self.atomically(|| self.send_steps(request, key, &before, now))
         })
     }
 
@@ -881,7 +648,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         self.with_schema(|| {
             self.touch(machine, now)?;
             // Expired messages are no longer in the inbox: the purge deletes them, and marking
-            // them would lock rows it may be deleting (see [`pg_purge_messages`]).
+            // them would lock rows it may be deleting (see `postgres::purge_messages`).
             let marked = self.execute(
                 "UPDATE hub_messages SET read_at = $3 \
                  WHERE machine = $1 AND id <= $2 AND read_at IS NULL AND created >= $4",
@@ -928,37 +695,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 "SELECT {columns} FROM hub_messages m WHERE m.machine = $1 AND m.created >= $2 \
                  AND m.id < $3{filter} ORDER BY m.id DESC LIMIT CAST($4 AS BIGINT)"
             ),
-            Some(words) => match self.db.dialect() {
-                Dialect::Sqlite => {
-                    // Each word quoted: FTS5's operators (`OR`, `NEAR`, `*`, `-`) stay words.
-                    let expression = words
-                        .iter()
-                        .map(|w| format!("\"{w}\""))
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    params.push(expression.as_str().into());
-                    // CROSS JOIN keeps the index's newest matches as the outer loop, so the
-                    // search stops at `limit`; left to itself SQLite walks the whole mailbox
-                    // and runs the match once per message (20,000 messages: 70 ms, not 0.05).
-                    format!(
-                        "SELECT {columns} FROM hub_search s \
-                         CROSS JOIN hub_messages m ON m.machine = $1 AND m.id = s.rowid \
-                         WHERE hub_search MATCH ${} AND s.rowid < $3 AND m.created >= $2{filter} \
-                         ORDER BY s.rowid DESC LIMIT CAST($4 AS BIGINT)",
-                        params.len()
-                    )
-                }
-                Dialect::Postgres => {
-                    params.push(words.join(" ").as_str().into());
-                    format!(
-                        "SELECT {columns} FROM hub_messages m WHERE m.machine = $1 \
-                         AND m.created >= $2 AND m.id < $3{filter} \
-                         AND m.search @@ plainto_tsquery('simple', CAST(${} AS TEXT)) \
-                         ORDER BY m.id DESC LIMIT CAST($4 AS BIGINT)",
-                        params.len()
-                    )
-                }
-            },
+            Some(words) => self
+                .engine()
+                .search_rows(words, columns, &filter, &mut params),
         };
         let size = format!("(6 * LENGTH(body) + {MESSAGE_JSON_OVERHEAD})");
         let sql = format!(
@@ -966,10 +705,9 @@ impl<S: Sql, C: Clock> Hub<S, C> {
              SUM{size} OVER (ORDER BY id DESC) - {size} AS before_it FROM ({rows}) r) w \
              WHERE w.before_it < CAST($5 AS BIGINT) ORDER BY id DESC"
         );
-        let searching = query.words.is_some() && self.db.dialect() == Dialect::Sqlite;
         self.with_schema(|| {
-            if searching {
-                self.index_sent()?;
+            if query.words.is_some() {
+                self.engine().catch_up_search(&self.conn())?;
             }
             let messages = self
                 .query(&sql, &params)?
@@ -1015,6 +753,40 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         })
     }
 
+    /// A send in one statement, the common case: no purge is due, the sender and the recipient
+    /// are known, the key (if any) is new, the replied message is there and the recipient has
+    /// room, so nothing but the message itself is written. A send's steps
+    /// ([`Hub::send_steps`]) are each a statement, and each statement a call into the host,
+    /// which Spin runs on its blocking pool and back; this checks all of that and stores the
+    /// message in one ([`Engine::send_at_once`]), which writes nothing when a check fails.
+    /// `None` then: the caller takes the steps one by one. Both forms give the same guarantees
+    /// (the crate docs).
+    fn send_at_once(
+        &self,
+        request: &SendRequest,
+        key: Option<&IdempotencyKey>,
+        now: i64,
+    ) -> Result<Option<Message>, HubError> {
+        let send = self.outgoing(request, key, now);
+        let (stored, thread) = self.engine().send_at_once(&self.conn(), &send)?;
+        match stored {
+            Stored::Message { id, created, .. } => {
+                stored_message(request, id, created, thread).map(Some)
+            }
+            Stored::InboxFull => Err(self.inbox_full(request)),
+            // The key was used before: answer that send, or, when it had expired (and is
+            // deleted now), take the steps.
+            Stored::KeyTaken => match key {
+                Some(key) => match self.earlier_send(request, key, now)? {
+                    Some(sent) => same_request(request, key, sent).map(Some),
+                    None => Ok(None),
+                },
+                None => Err(corrupt("a send without a key lost its key")),
+            },
+            Stored::NotAtOnce => Ok(None),
+        }
+    }
+
     fn send_steps(
         &self,
         request: &SendRequest,
@@ -1046,10 +818,8 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             Some(id) => Some(self.thread_of(&request.from, id, now)?),
             None => None,
         };
-        let stored = match self.db.dialect() {
-            Dialect::Sqlite => self.insert_sqlite(request, key, thread, now)?,
-            Dialect::Postgres => self.insert_postgres(request, key, thread, now, false)?.0,
-        };
+        let send = self.outgoing(request, key, now);
+        let stored = self.engine().insert(&self.conn(), &send, thread)?;
         match (stored, key) {
             (Stored::Message { id, created, trim }, _) => {
                 // Inside the send's transaction: a failure stores nothing.
@@ -1076,160 +846,6 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             request.to.as_str(),
             self.limits.max_unread
         ))
-    }
-
-    /// Allocates the id and the timestamp and stores the copies; the caller holds SQLite's
-    /// write lock, and rolls everything back unless this returns [`Stored::Message`].
-    fn insert_sqlite(
-        &self,
-        request: &SendRequest,
-        key: Option<&IdempotencyKey>,
-        thread: Option<i64>,
-        now: i64,
-    ) -> Result<Stored, HubError> {
-        // Both counters in one statement: the next id, and the clock moved up to `now`; and,
-        // read under the same lock, how many read messages the sender keeps.
-        let counters = self.query(
-            "UPDATE hub_counter SET value = CASE name WHEN 'ids' THEN value + 1 \
-             ELSE MAX(value, $1) END WHERE name IN ('ids', 'clock') \
-             RETURNING name, value, (SELECT read_kept FROM hub_machines WHERE name = $2)",
-            &[now.into(), request.from.as_str().into()],
-        )?;
-        let counter = |wanted: &str| {
-            counters.iter().find_map(|row| match row.as_slice() {
-                [SqlValue::Text(name), value, _] if name == wanted => value.as_int(),
-                _ => None,
-            })
-        };
-        // The sender's read copy of this message is its one more: the trim, a statement
-        // compiled and run inside the lock, has nothing to delete while that stays within
-        // the cap. No row yet: none kept.
-        let read_kept = counters
-            .first()
-            .and_then(|row| row.get(2))
-            .and_then(SqlValue::as_int)
-            .unwrap_or(0);
-        let max_read = i64::try_from(self.limits.max_read).unwrap_or(i64::MAX);
-        let trim = read_kept >= max_read;
-        let (Some(id), Some(created)) = (counter("ids"), counter("clock")) else {
-            return Err(unprepared());
-        };
-        let targets = targets_sql(Dialect::Sqlite, matches!(request.to, Recipient::All));
-        let mut params = self.target_params(request, now);
-        let fields = message_fields(request, thread.unwrap_or(id));
-        params.extend([id.into(), created.into()]);
-        params.extend(fields.iter().cloned());
-        // The recipients' copies, unread, and in the same statement the sender's, read ($7 is
-        // the sender, $8 the recipient): a message to itself is in its inbox already.
-        let own = u64::from(request.to.as_str() != request.from.as_str());
-        let stored = self.execute(
-            &format!(
-                "INSERT INTO hub_messages (machine, id, created, sender, recipient, body, \
-                 subject, importance, thread, reply_to, read_at) \
-                 SELECT t.name, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL FROM ({targets}) t \
-                 UNION ALL SELECT $7, $5, $6, $7, $8, $9, $10, $11, $12, $13, $6 WHERE $7 <> $8"
-            ),
-            &params,
-        )?;
-        if stored == own && matches!(request.to, Recipient::Machine(_)) {
-            return Ok(Stored::InboxFull);
-        }
-        // The full-text index is brought up to date by the next search ([`Hub::index_sent`]).
-        let mut row = vec![SqlValue::from(id), created.into()];
-        row.extend(fields);
-        if let Some(key) = key {
-            row.push(key.as_str().into());
-            self.execute(
-                "INSERT INTO hub_sends (id, created, sender, recipient, body, subject, \
-                 importance, thread, reply_to, idem_key) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                &row,
-            )?;
-        }
-        Ok(Stored::Message { id, created, trim })
-    }
-
-    /// One statement, in this order: lock the rows of the machines whose mailboxes it writes
-    /// (its sender and recipients, in name order, so two sends never wait for each other in a
-    /// circle; a row a purge has just deleted is made again, as a message's count would make
-    /// it), draw the id from `hub_message_ids` and take the timestamp from those mailboxes
-    /// (`hub_mailbox_clock_3`) under those locks, pick the recipients with room (decided by
-    /// `hub_inbox_has_room_3`, which takes a fresh snapshot: it sees every send that committed
-    /// before this one took the lock), claim the idempotency key, store the copies only if the
-    /// key was claimed and, for a direct send, the inbox had room, and trim the sender's read
-    /// messages to their cap when its count, read fresh in the update that locked its row, says
-    /// they pass it (`hub_trim_read_4`, with a fresh snapshot too). The locks are held until
-    /// the statement commits, so sends to one machine commit one at a time, in id order, and
-    /// sends to different machines side by side. Always answers one row: Spin v4.0.2 never
-    /// answers a query without rows.
-    ///
-    /// With `gate` ([`Hub::send_at_once`]) the statement first checks that the send needs
-    /// nothing else written, and touches nothing when it does ([`Stored::NotAtOnce`]); it then
-    /// also records the sender as seen, in the same update that locks its row. Answers the
-    /// thread of the message replied to, when there is one.
-    fn insert_postgres(
-        &self,
-        request: &SendRequest,
-        key: Option<&IdempotencyKey>,
-        thread: Option<i64>,
-        now: i64,
-        gate: bool,
-    ) -> Result<(Stored, Option<i64>), HubError> {
-        let mut params = self.target_params(request, now);
-        params.extend([
-            SqlValue::from(key.map(IdempotencyKey::as_str)),
-            request.from.as_str().into(),
-            request.to.as_str().into(),
-            request.body.as_str().into(),
-            now.into(),
-            request.subject.as_deref().into(),
-            request.importance.level().into(),
-            thread.map_or(SqlValue::Null, SqlValue::from),
-            request.reply_to.map_or(SqlValue::Null, |r| {
-                i64::try_from(r).unwrap_or(i64::MAX).into()
-            }),
-        ]);
-        if gate {
-            params.extend([PURGE_EVERY_MS.into(), SEEN_EVERY_MS.into()]);
-        }
-        params.push(
-            i64::try_from(self.limits.max_read)
-                .unwrap_or(i64::MAX)
-                .into(),
-        );
-        let sql = if gate {
-            at_once::POSTGRES_SEND_CALL.to_owned()
-        } else {
-            let broadcast = matches!(request.to, Recipient::All);
-            let targets = targets_sql(Dialect::Postgres, broadcast);
-            at_once::postgres_send_sql(broadcast, &targets, false)
-        };
-        let row = self.query_row(&sql, &params)?;
-        let value = |i: usize| row.get(i).and_then(SqlValue::as_int);
-        let stored = match (value(0), value(1), value(2), value(3), value(4)) {
-            // The gate closed: no row was locked, no id drawn.
-            (None, _, _, _, _) if gate && row.get(7) == Some(&SqlValue::Int(0)) => {
-                Stored::NotAtOnce
-            }
-            (None, _, _, _, _) | (_, None, _, _, _) => return Err(unprepared()),
-            // The statement trimmed the sender's read messages.
-            (_, _, _, Some(id), Some(created)) => Stored::Message {
-                id,
-                created,
-                trim: false,
-            },
-            (_, _, None, _, _) => Stored::InboxFull,
-            (_, _, Some(_), _, _) => Stored::KeyTaken,
-        };
-        Ok((stored, if gate { value(8) } else { None }))
-    }
-
-    /// The parameters `$1`..`$4` of [`targets_sql`].
-    fn target_params(&self, request: &SendRequest, now: i64) -> Vec<SqlValue> {
-        let oldest = now - self.limits.retention_ms;
-        let cap = i64::try_from(self.limits.max_unread).unwrap_or(i64::MAX);
-        let (to, from) = (request.to.as_str(), request.from.as_str());
-        vec![to.into(), from.into(), oldest.into(), cap.into()]
     }
 
     /// What a send decides on before it writes, in one read: the last purge, and whether the
@@ -1263,53 +879,6 @@ impl<S: Sql, C: Clock> Hub<S, C> {
             purged,
             sender_seen: value(1),
             recipient_known: value(2).is_some(),
-        })
-    }
-
-    /// Adds to SQLite's full-text index the messages sent since it was last brought up to
-    /// date: sends leave that to the next search. An FTS5 insert was an eighth of a send's
-    /// time, apparently a cost of each new connection, which every request's is (by trigger,
-    /// or into a contentless table, it cost as much), and mailbox searches are far rarer than
-    /// sends. The look is one read; the catch-up is one transaction, so the index and
-    /// `indexed` move together, and a search waits for it, so it finds every message committed
-    /// before it began.
-    fn index_sent(&self) -> Result<(), HubError> {
-        let behind = || -> Result<Option<[i64; 4]>, HubError> {
-            let rows = self.query(
-                "SELECT (SELECT value FROM hub_counter WHERE name = 'indexed'), \
-                 (SELECT value FROM hub_counter WHERE name = 'indexed_at'), \
-                 (SELECT value FROM hub_counter WHERE name = 'ids'), \
-                 (SELECT value FROM hub_counter WHERE name = 'clock')",
-                &[],
-            )?;
-            let row = rows.into_iter().next().unwrap_or_default();
-            let value = |i: usize| row.get(i).and_then(SqlValue::as_int).ok_or_else(unprepared);
-            let counters = [value(0)?, value(1)?, value(2)?, value(3)?];
-            Ok((counters[0] < counters[2]).then_some(counters))
-        };
-        if behind()?.is_none() {
-            return Ok(());
-        }
-        self.transaction(|| {
-            let Some([indexed, indexed_at, ids, clock]) = behind()? else {
-                return Ok(());
-            };
-            // Ids follow creation times: every message after `indexed` was created at
-            // `indexed_at` or later, so the index on `created` finds them. Copies share the text.
-            // `OR REPLACE`: the set-up that made the index filled it from every message there,
-            // which may include the first sends after `indexed` was set.
-            self.execute(
-                "INSERT OR REPLACE INTO hub_search (rowid, subject, body) \
-                 SELECT id, MIN(subject), MIN(body) FROM hub_messages \
-                 WHERE created >= $1 AND id > $2 AND id <= $3 GROUP BY id",
-                &[indexed_at.into(), indexed.into(), ids.into()],
-            )?;
-            self.execute(
-                "UPDATE hub_counter SET value = CASE name WHEN 'indexed' THEN $1 ELSE $2 END \
-                 WHERE name IN ('indexed', 'indexed_at')",
-                &[ids.into(), clock.into()],
-            )?;
-            Ok(())
         })
     }
 
@@ -1383,7 +952,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
                 Ok(rows) => rows,
                 // PostgreSQL cancels one of two readers that locked overlapping rows in
                 // opposite orders; the cancelled statement took nothing, so it looks again.
-                Err(HubError::Busy) if self.db.dialect() == Dialect::Postgres => continue,
+                Err(HubError::Busy) if self.engine().busy() == Busy::Cancelled => continue,
                 Err(e) => return Err(e),
             };
             if !rows.is_empty() {
@@ -1424,7 +993,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     }
 
     /// Deletes `machine`'s oldest read messages past [`Limits::max_read`], as many as its count
-    /// (`read_kept`, [`SQLITE_COUNT_MESSAGES`]) says are over: one row looked up when under, and
+    /// (`read_kept`, [`COUNT_MESSAGES`]) says are over: one row looked up when under, and
     /// the rows deleted when over. A trim that deleted fewer (a concurrent one on PostgreSQL
     /// took some of the same rows) leaves the rest to the next, which the count tells.
     fn trim_read(&self, machine: &MachineName) -> Result<(), HubError> {
@@ -1565,32 +1134,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// idempotency records past 24 h.
     fn purge(&self, now: i64) -> Result<(), HubError> {
         let oldest = now - self.limits.retention_ms;
-        let expired = match self.db.dialect() {
-            Dialect::Sqlite => self.execute(
-                "DELETE FROM hub_messages WHERE created < $1",
-                &[oldest.into()],
-            )?,
-            Dialect::Postgres => self.execute(&pg_purge_messages(oldest), &[])?,
-        };
-        // Ids follow creation times, so every indexed message below the oldest one kept is gone.
-        if expired > 0 && self.db.dialect() == Dialect::Sqlite {
-            self.execute(
-                "DELETE FROM hub_search WHERE rowid < COALESCE((SELECT MIN(id) FROM hub_messages \
-                 WHERE created = (SELECT MIN(created) FROM hub_messages)), \
-                 (SELECT value + 1 FROM hub_counter WHERE name = 'ids'))",
-                &[],
-            )?;
-        }
-        match self.db.dialect() {
-            Dialect::Sqlite => self.execute(
-                &format!(
-                    "DELETE FROM hub_machines WHERE {}",
-                    forgotten_machines("$1")
-                ),
-                &[oldest.into()],
-            )?,
-            Dialect::Postgres => self.execute(&pg_forget_machines(oldest), &[])?,
-        };
+        self.engine().purge_expired(&self.conn(), oldest)?;
         self.execute(
             "DELETE FROM hub_sends WHERE created < $1",
             &[(now - IDEMPOTENCY_MS).into()],
@@ -1614,14 +1158,12 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         }
     }
 
-    /// Runs `op`, and on SQLite again while it finds the database busy, for up to
-    /// [`BUSY_PATIENCE`]. PostgreSQL waits for locks itself; what it still reports busy (a
-    /// deadlock broken) is answered 503 for the client to retry.
+    /// Runs `op`, again while it finds the database busy where waiting helps ([`Busy`]).
     fn patiently<T>(&self, op: &impl Fn() -> Result<T, HubError>) -> Result<T, HubError> {
-        if self.db.dialect() != Dialect::Sqlite {
-            return op();
+        match self.engine().busy() {
+            Busy::LockHeld => while_busy(Pacing::Growing, op),
+            Busy::Cancelled => op(),
         }
-        while_busy(Pacing::Growing, op)
     }
 
     /// Creates what is missing of the schema and checks the result: a failed step is an error,
@@ -1630,7 +1172,7 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         let mut pass = 1;
         // Busy too: SQLite answers a lock upgrade that would deadlock with another set-up at once.
         while let Err(e) = self.patiently(&|| self.set_up_pass()) {
-            if pass == SET_UP_PASSES {
+            if pass == self.set_up_passes() {
                 return Err(e);
             }
             pass += 1;
@@ -1649,200 +1191,80 @@ impl<S: Sql, C: Clock> Hub<S, C> {
         Ok(())
     }
 
+    /// One pass of set-up, in this order: the database's settings, the tables, their upgrades
+    /// and counts, then the engine's own objects.
     fn set_up_pass(&self) -> Result<(), HubError> {
-        if self.db.dialect() == Dialect::Sqlite {
-            // Write-ahead logging: readers no longer block the writer, and a commit costs one
-            // sync instead of two. The setting stays with the file. A pass goes no further
-            // until it is set, so the counter rows exist only in a database that logs ahead
-            // (or cannot: one in memory keeps its journal, slower but as safe).
-            let mode = self.query("PRAGMA journal_mode", &[])?;
-            if !matches!(first_text(&mode).as_deref(), Some("wal" | "memory")) {
-                let mode = self.query("PRAGMA journal_mode=WAL", &[])?;
-                let mode = first_text(&mode).unwrap_or_default();
-                if !matches!(mode.as_str(), "wal" | "memory") {
-                    return Err(HubError::Unprepared(format!(
-                        "SQLite did not turn on write-ahead logging (journal mode `{mode}`)"
-                    )));
-                }
-            }
-        }
+        let (engine, conn) = (self.engine(), self.conn());
+        engine.prepare(&conn)?;
         for statement in SCHEMA {
             self.execute(statement, &[])?;
         }
-        self.upgrade()?;
-        self.count_messages()?;
+        // Once the columns exist nothing sets up again, so what fills them comes in the same
+        // atomic unit. The rows a database of an earlier release holds were all unread (that
+        // release deleted what was read), which `read_at` NULL says.
+        for upgrade in UPGRADES {
+            engine.upgrade(&conn, upgrade)?;
+        }
+        engine.count_messages(&conn)?;
+        engine.make_objects(&conn)
+    }
+
+    /// How many set-up passes run before giving up. On PostgreSQL, `CREATE ... IF NOT EXISTS`
+    /// racing the same statement of another request fails (a duplicate key in `pg_type`); the
+    /// next pass finds that object made and may meet the race on the next one, so there is one
+    /// pass per object and a few more.
+    fn set_up_passes(&self) -> usize {
+        SCHEMA.len() + UPGRADES.len() + self.engine().objects() + 4
+    }
+
+    /// The engine of this hub's database: the one place that looks at its [`Dialect`].
+    fn engine(&self) -> &'static dyn Engine {
         match self.db.dialect() {
-            Dialect::Sqlite => {
-                // Each appears whole: a send meeting the view without its trigger would fail,
-                // a search meeting the index unfilled would miss messages, and a set-up stopped
-                // half-way would leave an index the next takes for filled.
-                self.transaction(|| {
-                    for statement in at_once::sqlite_send_schema() {
-                        self.execute(&statement, &[])?;
-                    }
-                    if self
-                        .query("SELECT 1 FROM sqlite_master WHERE name = 'hub_search'", &[])?
-                        .is_empty()
-                    {
-                        self.execute(SQLITE_SEARCH, &[])?;
-                        // Messages kept from an earlier release become searchable too.
-                        self.execute(
-                            "INSERT INTO hub_search (rowid, subject, body) \
-                             SELECT id, MIN(subject), MIN(body) FROM hub_messages GROUP BY id",
-                            &[],
-                        )?;
-                    }
-                    Ok(())
-                })?;
-            }
-            Dialect::Postgres => {
-                for statement in PG_SEARCH {
-                    self.execute(statement, &[])?;
-                }
-                for statement in pg_functions() {
-                    self.execute(&statement, &[])?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Adds `read_kept`, `unread_kept` and what keeps them ([`SQLITE_COUNT_MESSAGES`],
-    /// [`pg_count_messages`]) to a database without `unread_kept`, in one atomic step.
-    fn count_messages(&self) -> Result<(), HubError> {
-        match self.db.dialect() {
-            Dialect::Postgres => self.execute(&pg_count_messages(), &[]).map(drop),
-            Dialect::Sqlite => self.transaction(|| {
-                let has = |column: &str| -> Result<bool, HubError> {
-                    let rows = self.query(
-                        "SELECT 1 FROM pragma_table_info('hub_machines') WHERE name = $1",
-                        &[column.into()],
-                    )?;
-                    Ok(!rows.is_empty())
-                };
-                if has("unread_kept")? {
-                    return Ok(());
-                }
-                if !has("read_kept")? {
-                    self.execute(
-                        "ALTER TABLE hub_machines ADD COLUMN read_kept BIGINT NOT NULL DEFAULT 0",
-                        &[],
-                    )?;
-                }
-                for statement in SQLITE_COUNT_MESSAGES {
-                    self.execute(statement, &[])?;
-                }
-                Ok(())
-            }),
+            Dialect::Sqlite => &sqlite::SqliteEngine,
+            Dialect::Postgres => &postgres::PostgresEngine,
         }
     }
 
-    /// Brings the tables of a database made by an earlier release up to date ([`UPGRADES`]).
-    /// The rows it holds were all unread (that release deleted what was read), which `read_at`
-    /// NULL says. Once the columns exist nothing sets up again, so what fills them comes in
-    /// the same atomic unit: on SQLite one transaction; on PostgreSQL one `DO` block per table,
-    /// which holds that table's lock alone (two tables' locks held at once could circle with
-    /// the first sends of a fresh database).
-    fn upgrade(&self) -> Result<(), HubError> {
-        match self.db.dialect() {
-            Dialect::Postgres => {
-                for upgrade in UPGRADES {
-                    let table = upgrade.table;
-                    let mut block = String::from("DO $$ BEGIN ");
-                    for (column, definition) in upgrade.columns {
-                        block += &format!(
-                            "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}; "
-                        );
-                    }
-                    for statement in upgrade.after {
-                        block += &format!("{statement}; ");
-                    }
-                    block += "END $$";
-                    self.execute(&block, &[])?;
-                }
-                Ok(())
-            }
-            Dialect::Sqlite => self.transaction(|| {
-                for Upgrade {
-                    table,
-                    columns,
-                    after,
-                } in UPGRADES
-                {
-                    for (column, definition) in *columns {
-                        let present = !self
-                            .query(
-                                &format!(
-                                    "SELECT 1 FROM pragma_table_info('{table}') WHERE name = $1"
-                                ),
-                                &[(*column).into()],
-                            )?
-                            .is_empty();
-                        if !present {
-                            self.execute(
-                                &format!("ALTER TABLE {table} ADD COLUMN {column} {definition}"),
-                                &[],
-                            )?;
-                        }
-                    }
-                    for statement in *after {
-                        self.execute(statement, &[])?;
-                    }
-                }
-                Ok(())
-            }),
+    fn conn(&self) -> Conn<'_> {
+        Conn {
+            sql: &self.db,
+            dialect: self.db.dialect(),
         }
     }
 
-    /// Runs `op` in an IMMEDIATE transaction (SQLite only): committed if it succeeds, rolled back
-    /// otherwise.
-    fn transaction<T>(&self, op: impl FnOnce() -> Result<T, HubError>) -> Result<T, HubError> {
-        self.lock_for_writing()?;
-        match op() {
-            Ok(value) => {
-                if let Err(e) = self.execute("COMMIT", &[]) {
-                    let _ = self.db.execute("ROLLBACK", &[]);
-                    return Err(e);
-                }
-                Ok(value)
-            }
-            Err(e) => {
-                // Dropping the connection would roll back too; this keeps it usable.
-                let _ = self.db.execute("ROLLBACK", &[]);
-                Err(e)
-            }
+    /// A send as the engine takes it.
+    fn outgoing<'a>(
+        &'a self,
+        request: &'a SendRequest,
+        key: Option<&'a IdempotencyKey>,
+        now: i64,
+    ) -> Outgoing<'a> {
+        Outgoing {
+            request,
+            key,
+            now,
+            limits: &self.limits,
         }
     }
 
-    /// `BEGIN IMMEDIATE`, waiting for SQLite's write lock at an even pace. SQLite's own busy
-    /// handler polls at growing intervals (1, 2, 5 … 100 ms), so a writer that has waited
-    /// long polls rarely, and newcomers take the lock before it: with eight concurrent
-    /// senders, one send in a hundred waited a third of a second. Here every waiter polls
-    /// every millisecond or so, whatever it has waited, so the lock goes to any of them alike.
-    fn lock_for_writing(&self) -> Result<(), HubError> {
-        self.db.answer_busy_at_once().map_err(store_error)?;
-        while_busy(Pacing::Even, || self.execute("BEGIN IMMEDIATE", &[])).map(drop)
+    /// Runs `op` as one atomic unit ([`Engine::atomically`]).
+    fn atomically<T>(&self, op: impl FnOnce() -> Result<T, HubError>) -> Result<T, HubError> {
+        let (mut op, mut value) = (Some(op), None);
+        self.engine().atomically(&self.conn(), &mut || {
+            if let Some(op) = op.take() {
+                value = Some(op()?);
+            }
+            Ok(())
+        })?;
+        value.ok_or_else(|| corrupt("an atomic unit that did not run"))
     }
 
     fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, HubError> {
-        let dialect = self.db.dialect();
-        self.db
-            .query(&dialect.statement(sql), params)
-            .map_err(store_error)
-    }
-
-    fn query_row(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlValue>, HubError> {
-        let dialect = self.db.dialect();
-        self.db
-            .query_row(&dialect.statement(sql), params)
-            .map_err(store_error)
+        self.conn().query(sql, params)
     }
 
     fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, HubError> {
-        let dialect = self.db.dialect();
-        self.db
-            .execute(&dialect.statement(sql), params)
-            .map_err(store_error)
+        self.conn().execute(sql, params)
     }
 }
 
@@ -1893,14 +1315,6 @@ fn store_error(e: SqlError) -> HubError {
         HubError::StoreFailed(failure, failure.message(&e.0))
     } else {
         HubError::Store(e)
-    }
-}
-
-/// The first column of the first row, as lowercase text.
-fn first_text(rows: &[Vec<SqlValue>]) -> Option<String> {
-    match rows.first()?.first()? {
-        SqlValue::Text(text) => Some(text.to_ascii_lowercase()),
-        _ => None,
     }
 }
 
@@ -1988,35 +1402,9 @@ fn trim_read_sql_counting(machine: &str, cap: &str, adding: &str) -> String {
     )
 }
 
-/// The `SELECT` of a send's recipients' names (column `name`) with room in their inbox, for a
-/// broadcast or a direct send, with the parameters `$1`..`$4` ([`Hub::target_params`]);
-/// expired messages take no room, purged or not. PostgreSQL must be able to type every
-/// parameter, so both forms name all four. On PostgreSQL it runs inside
-/// [`Hub::insert_postgres`]'s statement, after the recipients' rows are locked and the id
-/// drawn (`c`): `hub_inbox_has_room_3` gets `c.value` so that it cannot run earlier.
-fn targets_sql(dialect: Dialect, broadcast: bool) -> String {
-    let candidates = if broadcast {
-        "SELECT m.name AS name FROM hub_machines m \
-         WHERE CAST($1 AS TEXT) IS NOT NULL AND m.name <> $2 AND m.last_seen >= $3"
-    } else {
-        "SELECT CAST($1 AS TEXT) AS name WHERE CAST($2 AS TEXT) IS NOT NULL \
-         AND CAST($3 AS BIGINT) IS NOT NULL"
-    };
-    match dialect {
-        Dialect::Sqlite => format!(
-            "SELECT x.name AS name FROM ({candidates}) x WHERE {}",
-            has_room("x.name", "$3", "CAST($4 AS BIGINT)")
-        ),
-        Dialect::Postgres => format!(
-            "SELECT x.name AS name FROM c, ({candidates}) x \
-             WHERE hub_inbox_has_room_3(x.name, CAST($4 AS BIGINT), CAST($3 AS BIGINT), \
-             c.value)"
-        ),
-    }
-}
-
 /// A send's columns `sender, recipient, body, subject, importance, thread, reply_to`.
-fn message_fields(request: &SendRequest, thread: i64) -> Vec<SqlValue> {
+fn message_fields(send: &Outgoing<'_>, thread: i64) -> Vec<SqlValue> {
+    let request = send.request;
     vec![
         request.from.as_str().into(),
         request.to.as_str().into(),
@@ -2024,10 +1412,22 @@ fn message_fields(request: &SendRequest, thread: i64) -> Vec<SqlValue> {
         request.subject.as_deref().into(),
         request.importance.level().into(),
         thread.into(),
-        request.reply_to.map_or(SqlValue::Null, |r| {
-            i64::try_from(r).unwrap_or(i64::MAX).into()
-        }),
+        send.reply_to(),
     ]
+}
+
+/// The `SELECT` of the machines a send may reach (column `name`), for a broadcast or a direct
+/// send, with the parameters `$1`..`$4` ([`Outgoing::target_params`]); each engine keeps those
+/// with room in their inbox (expired messages take no room, purged or not). PostgreSQL must be
+/// able to type every parameter, so both forms name all four.
+fn send_candidates(broadcast: bool) -> &'static str {
+    if broadcast {
+        "SELECT m.name AS name FROM hub_machines m \
+         WHERE CAST($1 AS TEXT) IS NOT NULL AND m.name <> $2 AND m.last_seen >= $3"
+    } else {
+        "SELECT CAST($1 AS TEXT) AS name WHERE CAST($2 AS TEXT) IS NOT NULL \
+         AND CAST($3 AS BIGINT) IS NOT NULL"
+    }
 }
 
 /// The answer to a send that repeats `key`: the message the first send stored, when this send
