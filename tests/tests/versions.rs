@@ -243,16 +243,24 @@ async fn search_keeps_to_a_version_when_asked() {
             html.contains(r#"<input type="hidden" name="version" value="v2">"#),
             "{kind}"
         );
+        // An unknown version is answered as /api/search answers it, and not kept for the
+        // next search.
         let (status, html) = get(&app, "/docs/search?q=kettle&version=v9").await;
+        assert_eq!(status, 400, "{kind}");
+        assert!(
+            html.contains("Unknown version `v9`; the versions are: v1, v2."),
+            "{kind}"
+        );
+        assert!(!html.contains(r#"href="/docs/spin/v1/install#"#), "{kind}");
+        assert!(!html.contains(r#"name="version" value="v9""#), "{kind}");
+        // `latest` is the latest version, as for agents.
+        let (status, html) = get(&app, "/docs/search?q=kettle&version=latest").await;
         assert_eq!(status, 200, "{kind}");
         assert!(
-            html.contains("There is no version “v9”: every version was searched."),
+            html.contains(r#"href="/docs/spin/v2/install#install""#),
             "{kind}"
         );
-        assert!(
-            html.contains(r#"href="/docs/spin/v1/install#install""#),
-            "{kind}"
-        );
+        assert!(!html.contains(r#"href="/docs/spin/v1/install#"#), "{kind}");
         answers.push((all, v1));
     }
     // The tree and the index give the same answers, order and excerpts included.

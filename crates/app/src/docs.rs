@@ -43,12 +43,14 @@
 
 use dochub_content::{
     Catalog, CatalogError, ContentError, PagePath, PageSummary, ReadError, encode_segment,
-    llms::twin_url, page_body, version_scope,
+    llms::twin_url, page_body,
 };
 use dochub_http::auth::{AuthConfig, BASIC_CHALLENGE};
 use dochub_http::query_param;
 use dochub_index::Source;
-use dochub_search::{MAX_RESULTS, MIN_QUERY_CHARS, Within};
+use dochub_search::{MAX_RESULTS, MIN_QUERY_CHARS};
+
+use crate::agents::{self, AgentError, Scope, Versions};
 use percent_encoding::percent_decode_str;
 
 use dochub_render::{
@@ -753,53 +755,40 @@ impl Site<'_> {
         Ok(with_twin(html_response(200, html), &here))
     }
 
-    /// Results for `query`, kept to `version` when a project lists it (else every version, and
-    /// a note says so).
+    /// Results for `query`, kept to `version` as every search is ([`agents::search`]): an
+    /// unknown version is answered 400, naming the versions there are.
     fn search(&self, query: &str, version: Option<&str>) -> Result<Response, SiteError> {
         let mut nav = self.nav(None)?;
-        let mut within = Within::everything();
-        let mut unknown = None;
-        if let Some(version) = version {
-            match version_scope(&self.catalog.outline()?, version) {
-                Some(scope) => {
-                    within = scope;
-                    nav.version = Some(version.to_owned());
-                }
-                None => {
-                    unknown = Some(format!(
-                        "There is no version “{version}”: every version was searched."
-                    ));
-                }
-            }
-        }
-        let html = match self.catalog.search_within(query, &within) {
-            Ok(results) => {
-                let mut note = if results.results.len() >= MAX_RESULTS {
+        let scope = Scope {
+            project: None,
+            versions: Versions::parse(version, Versions::All),
+        };
+        let (status, results, note) = match agents::search(
+            self.catalog,
+            query,
+            &scope,
+            MAX_RESULTS,
+        )? {
+            Ok(found) => {
+                nav.version = version.map(str::to_owned);
+                let note = if found.results.len() >= MAX_RESULTS {
                     format!(
                         "Only the first {MAX_RESULTS} matching pages are shown; a longer query narrows them down."
                     )
                 } else {
                     String::new()
                 };
-                if let Some(unknown) = unknown {
-                    note = if note.is_empty() {
-                        unknown
-                    } else {
-                        format!("{unknown} {note}")
-                    };
-                }
-                search_page(&nav, query.trim(), &results.results, &note)?
+                (200, found.results, note)
             }
-            Err(CatalogError::Query(_)) => search_page(
-                &nav,
-                query.trim(),
-                &[],
-                &format!("Type at least {MIN_QUERY_CHARS} characters to search."),
-            )?,
-
-            Err(e) => return Err(e.into()),
+            Err(AgentError::Query(_)) => (
+                200,
+                Vec::new(),
+                format!("Type at least {MIN_QUERY_CHARS} characters to search."),
+            ),
+            Err(e) => (400, Vec::new(), format!("{e}.")),
         };
-        Ok(html_response(200, html))
+        let html = search_page(&nav, query.trim(), &results, &note)?;
+        Ok(html_response(status, html))
     }
 }
 
