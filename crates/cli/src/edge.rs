@@ -9,11 +9,10 @@
 //!   twin) and every file served whole (overviews, reports), the manifests and `/llms.txt` as
 //!   the build writes them. `/llms-full.txt` is answered in parts of 8 MiB and always fits.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use dochub_content::{ContentRoot, Diagnostic, Severity};
-use dochub_edge_limits::Platform;
+use dochub_edge_limits::{AppSize, Platform, mib};
 
 /// The platform checked against.
 const PLATFORM: Platform = Platform::AkamaiFunctions;
@@ -46,15 +45,15 @@ pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeRep
     )?;
     let mut diagnostics = Vec::new();
     let mut figures = Vec::new();
-    let mut seen = Distinct::default();
+    let mut seen = AppSize::default();
 
-    let content = seen.add_tree(content_dir)?;
-    let built = seen.add_tree(build.path())?;
+    let content = seen.add(content_dir)?;
+    let built = seen.add(build.path())?;
     let mut components = 0;
     let mut missing = Vec::new();
     for source in component_sources(manifest)? {
         if source.is_file() {
-            components += seen.add_tree(&source)?;
+            components += seen.add(&source)?;
         } else {
             missing.push(source.display().to_string());
         }
@@ -88,7 +87,7 @@ pub fn check_edge(content_dir: &Path, manifest: &Path) -> anyhow::Result<EdgeRep
                 mib(content),
                 mib(built),
                 mib(components),
-                seen.largest(5, content_dir, build.path())
+                largest(&seen, 5, content_dir, build.path())
             ),
         ));
     }
@@ -188,56 +187,20 @@ fn files(dir: &Path) -> anyhow::Result<Vec<(PathBuf, u64)>> {
     Ok(out)
 }
 
-/// Files counted by content, so that a file in two places weighs once (as a registry push
-/// stores it).
-#[derive(Default)]
-struct Distinct {
-    by_content: HashMap<(u64, u64), PathBuf>,
-}
-
-impl Distinct {
-    /// Adds the files under `dir`; returns the bytes they add.
-    fn add_tree(&mut self, dir: &Path) -> anyhow::Result<u64> {
-        use std::hash::{DefaultHasher, Hasher};
-        let mut added = 0;
-        for (path, len) in files(dir)? {
-            let bytes = std::fs::read(&path)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-            let mut hasher = DefaultHasher::new();
-            hasher.write(&bytes);
-            if self
-                .by_content
-                .insert((len, hasher.finish()), path)
-                .is_none()
-            {
-                added += len;
-            }
-        }
-        Ok(added)
-    }
-
-    /// The `n` largest files, named from the content or build folder.
-    fn largest(&self, n: usize, content: &Path, build: &Path) -> String {
-        let mut files: Vec<(&u64, &PathBuf)> = self
-            .by_content
-            .iter()
-            .map(|((len, _), p)| (len, p))
-            .collect();
-        files.sort_by_key(|f| std::cmp::Reverse(*f.0));
-        files
-            .into_iter()
-            .take(n)
-            .map(|(len, path)| {
-                let name = if path.starts_with(build) {
-                    format!("build/{}", relative(path, build))
-                } else {
-                    relative(path, content)
-                };
-                format!("{name} ({})", mib(*len))
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
+/// The `n` largest files of the app, named from the content or build folder.
+fn largest(seen: &AppSize, n: usize, content: &Path, build: &Path) -> String {
+    seen.largest(n)
+        .into_iter()
+        .map(|(len, path)| {
+            let name = if path.starts_with(build) {
+                format!("build/{}", relative(path, build))
+            } else {
+                relative(path, content)
+            };
+            format!("{name} ({})", mib(len))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn relative(path: &Path, base: &Path) -> String {
@@ -254,8 +217,4 @@ fn size(bytes: u64) -> String {
     } else {
         mib(bytes)
     }
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }

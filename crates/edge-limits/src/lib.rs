@@ -12,7 +12,7 @@
 //!
 //! | Published | Here |
 //! |---|---|
-//! | App size: 50 MiB | [`Platform::max_app_bytes`] |
+//! | App size: 50 MiB | [`Platform::max_app_bytes`], measured by [`AppSize`] |
 //! | Memory per request: 128 MiB | [`Platform::max_instance_memory`] |
 //! | Request handler duration: 30 s | [`Platform::request_duration`] |
 //! | Request and response size: 10 MiB | [`Platform::max_body_bytes`] |
@@ -36,7 +36,11 @@
 //! ```
 #![deny(missing_docs)]
 
+mod app_size;
+
 use std::time::Duration;
+
+pub use app_size::{AppSize, mib};
 
 /// A Spin edge host whose published limits dochub knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

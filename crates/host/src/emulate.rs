@@ -22,12 +22,11 @@
 //! Any import not in [`SUPPORTED_IMPORTS`], and any WASI 0.3 import, is refused, naming it: the
 //! component would not load on the platform, and a refusal at start says so before a deploy does.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
 
 use anyhow::bail;
-use dochub_edge_limits::KvQuota;
+use dochub_edge_limits::{AppSize, KvQuota, mib};
 pub use dochub_edge_limits::{Platform, SUPPORTED_IMPORTS};
 use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
@@ -75,68 +74,26 @@ pub fn check_component(
 /// Refuses an app whose `files` (the component sources and every mounted file, each distinct
 /// content once) pass the platform's app size; else returns the app's size.
 pub fn check_app_size(platform: Platform, files: &[PathBuf]) -> anyhow::Result<u64> {
-    let size = AppSize::measure(files)?;
-    if size.total > platform.max_app_bytes() {
+    let mut size = AppSize::default();
+    for file in files {
+        size.add(file)?;
+    }
+    if size.total() > platform.max_app_bytes() {
         let largest = size
-            .largest
+            .largest(5)
             .iter()
             .map(|(bytes, path)| format!("{} ({})", path.display(), mib(*bytes)))
             .collect::<Vec<_>>()
             .join(", ");
         bail!(
             "the app is {} but {} takes at most {} (--emulate {}); largest files: {largest}",
-            mib(size.total),
+            mib(size.total()),
             platform.title(),
             mib(platform.max_app_bytes()),
             platform.name()
         );
     }
-    Ok(size.total)
-}
-
-/// `bytes` in MiB, one decimal.
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
-}
-
-/// What an app weighs, each distinct file content counted once.
-struct AppSize {
-    total: u64,
-    /// The five largest distinct files.
-    largest: Vec<(u64, PathBuf)>,
-}
-
-impl AppSize {
-    /// Walks `roots` (files, or folders read recursively, links followed as a copy follows them).
-    fn measure(roots: &[PathBuf]) -> anyhow::Result<AppSize> {
-        use std::hash::{DefaultHasher, Hasher};
-        let mut seen: HashMap<(u64, u64), PathBuf> = HashMap::new();
-        let mut stack: Vec<PathBuf> = roots.to_vec();
-        while let Some(path) = stack.pop() {
-            let meta = std::fs::metadata(&path)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-            if meta.is_dir() {
-                for entry in std::fs::read_dir(&path)? {
-                    stack.push(entry?.path());
-                }
-                continue;
-            }
-            let bytes = std::fs::read(&path)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-            let mut hasher = DefaultHasher::new();
-            hasher.write(&bytes);
-            seen.entry((bytes.len() as u64, hasher.finish()))
-                .or_insert(path);
-        }
-        let mut files: Vec<(u64, PathBuf)> = seen.into_iter().map(|((n, _), p)| (n, p)).collect();
-        let total = files.iter().map(|(n, _)| n).sum();
-        files.sort_by_key(|f| std::cmp::Reverse(f.0));
-        files.truncate(5);
-        Ok(AppSize {
-            total,
-            largest: files,
-        })
-    }
+    Ok(size.total())
 }
 
 /// Counts key-value operations per second across an app and refuses what passes a [`KvQuota`].
