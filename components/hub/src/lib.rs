@@ -7,9 +7,9 @@
 //! never open) and the development `Host` check; the route, method, token and content type
 //! from the request's head ([`api::check_before_body`]); only then the body, streamed and cut
 //! off after [`MAX_REQUEST`] bytes; then the hub's own variables ([`Limits::VARIABLES`]), and
-//! [`Sql`] over the store `hub_database_url` chooses ([`HubStore`]: Spin's SQLite database
-//! `default`, or PostgreSQL when it is set). Every response leaves through
-//! [`dochub_http::finish`] (request id, headers, generic 5xx).
+//! the store `hub_database_url` chooses ([`HubStore`]: Spin's SQLite database `default`, or
+//! PostgreSQL when it is set), opened as the hub's `Sql` by [`HubStore::open`]. Every response
+//! leaves through [`dochub_http::finish`] (request id, headers, generic 5xx).
 //!
 //! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for up to 128 requests
 //! and gives up to 16 at once. Such an instance keeps, for a second, the hub's variables, and
@@ -17,11 +17,12 @@
 //! no longer opens the file, reads its schema and compiles its statements anew, nor, as the
 //! last connection to close, checkpoints the write-ahead log and deletes it for the next
 //! request to make again. PostgreSQL connections still come from Spin's pool for each request
-//! and each look of a wait, so that open streams do not hold the pool. Sharing is safe because the hub's work on the store is synchronous: between a
-//! transaction's `BEGIN` and its end nothing yields, so no other request of the instance runs
-//! on the connection in between. A request answered with a server error drops the connection
-//! (its state is not known); the next opens another. A long-poll or a stream waits without
-//! blocking the instance ([`AsyncPause`]).
+//! and each look of a wait, so that open streams do not hold the pool. Sharing is safe because
+//! the hub's work on the store is synchronous: between a transaction's `BEGIN` and its end
+//! nothing yields, so no other request of the instance runs on the connection in between. A
+//! request answered with a server error drops the connection (its state is not known); the
+//! next opens another. A long-poll or a stream waits without blocking the instance
+//! ([`AsyncPause`]).
 //!
 //! With `--no-default-features --features wasip2` (or `edge`) it is a WASIp2 component, for
 //! hosts that run only those: an instance per request, which opens the store for it.
@@ -43,7 +44,7 @@ compile_error!(
 use dochub_http::{Incoming, Response, Surface, log};
 use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
-use dochub_hub::{Hub, HubError, Limits, Sql, SystemClock};
+use dochub_hub::{Hub, HubError, Limits, SystemClock};
 use dochub_hub_spin::HubStore;
 use http::StatusCode;
 
@@ -126,11 +127,6 @@ fn unavailable(message: &str) -> Response {
 fn config_error(e: &HubError) -> Response {
     api::error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
 }
-
-/// The edge build keeps its messages in PostgreSQL only.
-#[cfg(feature = "edge")]
-const NO_SQLITE: &str = "the hub keeps its messages in PostgreSQL in the edge build, and no \
-    database is configured: set the variable `hub_database_url`";
 
 /// The request's head as an [`http::Request`].
 fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<Response>> {

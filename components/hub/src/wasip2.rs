@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use dochub_hub::wait::Pause;
-use dochub_hub_spin::open_postgres;
+use dochub_hub_spin::OpenStore;
 use futures::StreamExt;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::variables;
@@ -46,23 +46,20 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
         Err(e) => return Reply::Now(config_error(&e)),
     };
     match HubStore::configured() {
-        HubStore::Postgres(url) => serve(move || open_postgres(&url), limits, auth, request),
-        #[cfg(feature = "edge")]
-        HubStore::Sqlite => Reply::Now(unavailable(NO_SQLITE)),
         // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
         // than opening the database file at every look.
-        #[cfg(not(feature = "edge"))]
-        HubStore::Sqlite => match dochub_hub_spin::open_sqlite() {
-            Ok(conn) => serve(move || Ok(conn.clone()), limits, auth, request),
+        store @ HubStore::Sqlite => match store.open() {
+            Ok(db) => serve(move || Ok(db.clone()), limits, auth, request),
             Err(e) => Reply::Now(unavailable(&e)),
         },
+        store @ HubStore::Postgres(_) => serve(move || store.open(), limits, auth, request),
     }
 }
 
 /// Answers on a connection from `connect`; a long-poll or a stream opens one per look at the
 /// store and lets it go in between, so waiting requests do not hold the pool's connections.
-fn serve<D: Sql + 'static>(
-    connect: impl Fn() -> Result<D, String> + 'static,
+fn serve(
+    connect: impl Fn() -> Result<OpenStore, String> + 'static,
     limits: Limits,
     auth: &HubAuth,
     request: http::Request<Body>,
