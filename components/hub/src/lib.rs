@@ -41,11 +41,12 @@ compile_error!(
     "`wasip2` and `edge` need `--no-default-features`: one component cannot link both spin-sdks"
 );
 
-use dochub_http::{Incoming, Response, Surface, log};
+use dochub_http::{BodyReader, Incoming, Response, Surface, log};
 use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::{Hub, HubError, Limits, SystemClock};
 use dochub_hub_spin::HubStore;
+use futures::{Stream, StreamExt};
 use http::StatusCode;
 
 #[cfg(feature = "wasip2")]
@@ -98,26 +99,36 @@ fn admitted_head(incoming: &Incoming, auth: &HubAuth) -> Result<http::Request<()
     }
 }
 
-/// The body so far, with `chunk` added: [`Body::TooLarge`] once past [`MAX_REQUEST`].
-fn gather(bytes: &mut Vec<u8>, chunk: &[u8]) -> bool {
-    bytes.extend_from_slice(chunk);
-    bytes.len() <= MAX_REQUEST
-}
-
-/// Whether the declared `content-length` is already past [`MAX_REQUEST`].
-fn declared_too_large(head: &http::Request<()>) -> bool {
-    head.headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .is_some_and(|n| n > MAX_REQUEST as u64)
-}
-
-fn body_error(e: impl std::fmt::Debug) -> Box<Response> {
-    Box::new(api::error(
-        StatusCode::BAD_REQUEST,
-        &format!("cannot read the request body: {e:?}"),
-    ))
+/// The body, read up to [`MAX_REQUEST`] bytes from the chunks of the stream `open` opens:
+/// a declared or actual length beyond it stops the reading there ([`Body::TooLarge`],
+/// answered 413); a declared one, before the stream is opened.
+async fn read_body<S, C, E>(
+    head: &http::Request<()>,
+    open: impl FnOnce() -> S,
+) -> Result<Body, Box<Response>>
+where
+    S: Stream<Item = Result<C, E>>,
+    C: AsRef<[u8]>,
+    E: std::fmt::Debug,
+{
+    let declared = head.headers().get(http::header::CONTENT_LENGTH);
+    let mut body = BodyReader::new(MAX_REQUEST, declared.and_then(|v| v.to_str().ok()));
+    if !body.wants_more() {
+        return Ok(body.finish());
+    }
+    let mut chunks = std::pin::pin!(open());
+    while body.wants_more()
+        && let Some(chunk) = chunks.next().await
+    {
+        let chunk = chunk.map_err(|e| {
+            Box::new(api::error(
+                StatusCode::BAD_REQUEST,
+                &format!("cannot read the request body: {e:?}"),
+            ))
+        })?;
+        body.add(chunk.as_ref());
+    }
+    Ok(body.finish())
 }
 
 fn unavailable(message: &str) -> Response {

@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use dochub_hub::wait::Pause;
 use dochub_hub_spin::OpenStore;
-use futures::StreamExt;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::variables;
 use wasi::clocks::monotonic_clock;
@@ -36,7 +35,7 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
         Ok(head) => head,
         Err(response) => return Reply::Now(response),
     };
-    let body = match read_body(req, &head).await {
+    let body = match read_body(&head, || req.into_body_stream()).await {
         Ok(body) => body,
         Err(response) => return Reply::Now(*response),
     };
@@ -110,20 +109,4 @@ impl Pause for WasiPause {
 /// [`Limits::from_variables`] treats as its default.
 fn variable(name: &str) -> String {
     variables::get(name).unwrap_or_default()
-}
-
-/// The body, read up to [`MAX_REQUEST`] bytes: a declared or actual length beyond it stops the
-/// reading there ([`Body::TooLarge`], answered 413).
-async fn read_body(req: IncomingRequest, head: &http::Request<()>) -> Result<Body, Box<Response>> {
-    if declared_too_large(head) {
-        return Ok(Body::TooLarge);
-    }
-    let mut stream = req.into_body_stream();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        if !gather(&mut bytes, &chunk.map_err(body_error)?) {
-            return Ok(Body::TooLarge);
-        }
-    }
-    Ok(Body::Bytes(bytes))
 }

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use dochub_http_wasip3::{BodyStream, SETTINGS_LIFE};
 use dochub_hub::wait::{AsyncPause, BodyOut, Gathering, WaitError};
 use dochub_hub_spin::{DATABASE_URL, OpenStore};
-use futures::StreamExt;
 use spin_sdk::http::IntoResponse;
 use spin_sdk::http::body::IncomingBodyExt;
 use spin_sdk::variables;
@@ -66,7 +65,7 @@ pub(crate) async fn handle(
         Ok(head) => head,
         Err(response) => return admitted.respond(response).into_response(),
     };
-    let body = match read_body(req, &head).await {
+    let body = match read_body(&head, || req.into_body().stream()).await {
         Ok(body) => body,
         Err(response) => return admitted.respond(*response).into_response(),
     };
@@ -204,23 +203,4 @@ impl BodyOut for Out {
     fn write_flush(&mut self, bytes: &[u8]) -> impl Future<Output = std::io::Result<()>> {
         self.0.write(bytes)
     }
-}
-
-/// The body, read up to [`MAX_REQUEST`] bytes: a declared or actual length beyond it stops the
-/// reading there ([`Body::TooLarge`], answered 413).
-async fn read_body(
-    req: spin_sdk::http::Request,
-    head: &http::Request<()>,
-) -> Result<Body, Box<Response>> {
-    if declared_too_large(head) {
-        return Ok(Body::TooLarge);
-    }
-    let mut stream = req.into_body().stream();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        if !gather(&mut bytes, &chunk.map_err(body_error)?) {
-            return Ok(Body::TooLarge);
-        }
-    }
-    Ok(Body::Bytes(bytes))
 }

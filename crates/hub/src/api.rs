@@ -45,14 +45,8 @@ use crate::wait::{
 /// escapes (6 bytes each), plus the rest of the JSON.
 pub const MAX_REQUEST: usize = 6 * MAX_BODY + 4096;
 
-/// A request body as the host delivered it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Body {
-    /// The whole body.
-    Bytes(Vec<u8>),
-    /// More than [`MAX_REQUEST`] bytes (the rest was not read).
-    TooLarge,
-}
+/// A request body as the host delivered it: read with [`MAX_REQUEST`] as its limit.
+pub use dochub_http::Body;
 
 /// A hub route, resolved from the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
