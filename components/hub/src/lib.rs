@@ -41,7 +41,7 @@ compile_error!(
     "`wasip2` and `edge` need `--no-default-features`: one component cannot link both spin-sdks"
 );
 
-use dochub_http::{BodyReader, Incoming, Response, Surface, log};
+use dochub_http::{BodyReader, Incoming, Request, Response, Surface, log};
 use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::{Hub, HubError, Limits, SystemClock};
@@ -89,13 +89,17 @@ fn hub_auth(incoming: &Incoming, settings: &dochub_http::Settings) -> HubAuth {
     auth
 }
 
-/// The request's head, refused already when its route, method, token or content type is
-/// wrong: what can be decided before the body is read.
-fn admitted_head(incoming: &Incoming, auth: &HubAuth) -> Result<http::Request<()>, Response> {
-    let head = request_head(incoming).map_err(|response| *response)?;
-    match api::check_before_body(auth, &head) {
+/// The request as the hub's routes take it, refused already when its route, method, token or
+/// content type is wrong: what can be decided before the body is read.
+fn admitted_request<'a>(incoming: &'a Incoming, auth: &HubAuth) -> Result<Request<'a>, Response> {
+    // One component serves several routes of the hub; the whole path tells them apart.
+    let request = Request {
+        path: &incoming.full_path,
+        ..incoming.request()
+    };
+    match api::check_before_body(auth, &request) {
         Some(refusal) => Err(refusal),
-        None => Ok(head),
+        None => Ok(request),
     }
 }
 
@@ -103,7 +107,7 @@ fn admitted_head(incoming: &Incoming, auth: &HubAuth) -> Result<http::Request<()
 /// a declared or actual length beyond it stops the reading there ([`Body::TooLarge`],
 /// answered 413); a declared one, before the stream is opened.
 async fn read_body<S, C, E>(
-    head: &http::Request<()>,
+    request: &Request<'_>,
     open: impl FnOnce() -> S,
 ) -> Result<Body, Box<Response>>
 where
@@ -111,8 +115,7 @@ where
     C: AsRef<[u8]>,
     E: std::fmt::Debug,
 {
-    let declared = head.headers().get(http::header::CONTENT_LENGTH);
-    let mut body = BodyReader::new(MAX_REQUEST, declared.and_then(|v| v.to_str().ok()));
+    let mut body = BodyReader::new(MAX_REQUEST, request.header("content-length"));
     if !body.wants_more() {
         return Ok(body.finish());
     }
@@ -137,23 +140,4 @@ fn unavailable(message: &str) -> Response {
 
 fn config_error(e: &HubError) -> Response {
     api::error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
-}
-
-/// The request's head as an [`http::Request`].
-fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<Response>> {
-    let bad = |what: &str| Box::new(api::error(StatusCode::BAD_REQUEST, what));
-    let method =
-        http::Method::from_bytes(incoming.method.as_bytes()).map_err(|_| bad("invalid method"))?;
-    let target = if incoming.query.is_empty() {
-        incoming.full_path.clone()
-    } else {
-        format!("{}?{}", incoming.full_path, incoming.query)
-    };
-    let mut builder = http::Request::builder()
-        .method(method)
-        .uri(http::Uri::try_from(target).map_err(|_| bad("invalid request target"))?);
-    for (name, value) in &incoming.headers {
-        builder = builder.header(name.as_str(), value.as_str());
-    }
-    builder.body(()).map_err(|_| bad("invalid request headers"))
 }

@@ -31,15 +31,14 @@ pub(crate) async fn handle(req: IncomingRequest, out: ResponseOutparam) {
 }
 
 async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Reply {
-    let head = match admitted_head(incoming, auth) {
-        Ok(head) => head,
+    let request = match admitted_request(incoming, auth) {
+        Ok(request) => request,
         Err(response) => return Reply::Now(response),
     };
-    let body = match read_body(&head, || req.into_body_stream()).await {
+    let body = match read_body(&request, || req.into_body_stream()).await {
         Ok(body) => body,
         Err(response) => return Reply::Now(*response),
     };
-    let request = head.map(|()| body);
     let limits = match Limits::from_variables(variable) {
         Ok(limits) => limits,
         Err(e) => return Reply::Now(config_error(&e)),
@@ -48,10 +47,10 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
         // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
         // than opening the database file at every look.
         store @ HubStore::Sqlite => match store.open() {
-            Ok(db) => serve(move || Ok(db.clone()), limits, auth, request),
+            Ok(db) => serve(move || Ok(db.clone()), limits, auth, &request, body),
             Err(e) => Reply::Now(unavailable(&e)),
         },
-        store @ HubStore::Postgres(_) => serve(move || store.open(), limits, auth, request),
+        store @ HubStore::Postgres(_) => serve(move || store.open(), limits, auth, &request, body),
     }
 }
 
@@ -61,14 +60,15 @@ fn serve(
     connect: impl Fn() -> Result<OpenStore, String> + 'static,
     limits: Limits,
     auth: &HubAuth,
-    request: http::Request<Body>,
+    request: &Request<'_>,
+    body: Body,
 ) -> Reply {
     let db = match connect() {
         Ok(db) => db,
         Err(e) => return Reply::Now(unavailable(&e)),
     };
     let hub = Hub::with_clock(db, SystemClock, limits);
-    match api::answer(&hub, auth, request) {
+    match api::answer(&hub, auth, request, body) {
         Answer::Now(response) => Reply::Now(response),
         Answer::Later(later) => {
             drop(hub);

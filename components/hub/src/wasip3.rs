@@ -61,15 +61,14 @@ pub(crate) async fn handle(
         Err(refusal) => return refusal.into_response(),
     };
     let auth = hub_auth(&admitted.incoming, &admitted.settings);
-    let head = match admitted_head(&admitted.incoming, &auth) {
-        Ok(head) => head,
+    let request = match admitted_request(&admitted.incoming, &auth) {
+        Ok(request) => request,
         Err(response) => return admitted.respond(response).into_response(),
     };
-    let body = match read_body(&head, || req.into_body().stream()).await {
+    let body = match read_body(&request, || req.into_body().stream()).await {
         Ok(body) => body,
         Err(response) => return admitted.respond(*response).into_response(),
     };
-    let request = head.map(|()| body);
     let settings = match hub_settings().await {
         Ok(settings) => settings,
         Err(e) => return admitted.respond(config_error(&e)).into_response(),
@@ -79,7 +78,12 @@ pub(crate) async fn handle(
         Err(e) => return admitted.respond(unavailable(&e)).into_response(),
     };
     let limits = settings.limits;
-    let answer = api::answer(&Hub::with_clock(db, SystemClock, limits), &auth, request);
+    let answer = api::answer(
+        &Hub::with_clock(db, SystemClock, limits),
+        &auth,
+        &request,
+        body,
+    );
     match answer {
         Answer::Now(response) => {
             if response.status >= 500 {
