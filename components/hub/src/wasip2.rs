@@ -45,7 +45,8 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
     };
     match HubStore::configured() {
         // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
-        // than opening the database file at every look.
+        // than opening the database file at every look. (The edge build has no SQLite: the
+        // open fails, saying so, and the request is answered 503.)
         store @ HubStore::Sqlite => match store.open() {
             Ok(db) => serve(move || Ok(db.clone()), limits, auth, &request, body),
             Err(e) => Reply::Now(unavailable(&e)),
