@@ -1,7 +1,7 @@
 //! What `/api/health` costs before any work of ours: the host calls it makes at every request,
 //! through the same interfaces, and nothing else. The variables the `health` component reads,
 //! the key-value store's open and read (its probe), and the SQLite probe itself
-//! (`dochub_hub_spin::SqliteProbe`); then `200 ok`. Under Spin v4.0.2 each variable and
+//! (`dochub_hub_spin::OpenStore::probe`); then `200 ok`. Under Spin v4.0.2 each variable and
 //! key-value call runs in tokio's `block_in_place` and each SQLite statement on its blocking
 //! pool, whatever asks for it: the benches hold health against this as well as the plain floor,
 //! so that what is left between them is ours.
@@ -9,7 +9,7 @@
 // `#[http_component]` expands to the component's export glue, which needs unsafe code.
 #![allow(unsafe_code)]
 
-use dochub_hub_spin::SqliteProbe;
+use dochub_hub_spin::HubStore;
 use dochub_spin_imports::{store, variables};
 use spin_sdk::http::{Fields, IncomingRequest, OutgoingBody, OutgoingResponse, ResponseOutparam};
 use spin_sdk::http_component;
@@ -27,7 +27,7 @@ fn handle(_request: IncomingRequest, out: ResponseOutparam) {
     let stored =
         store::open("default").is_ok_and(|bucket| bucket.get("dochub:api:started_at").is_ok());
     // Health's own probe, so that this floor follows it.
-    let probed = SqliteProbe::open().and_then(|db| db.probe()).is_ok();
+    let probed = HubStore::Sqlite.open().and_then(|db| db.probe()).is_ok();
     // A failed call answers 500, so that a bench never holds health against calls refused
     // early.
     let status = if read && stored && probed { 200 } else { 500 };

@@ -7,9 +7,9 @@
 //! never open) and the development `Host` check; the route, method, token and content type
 //! from the request's head ([`api::check_before_body`]); only then the body, streamed and cut
 //! off after [`MAX_REQUEST`] bytes; then the hub's own variables ([`Limits::VARIABLES`]), and
-//! [`Sql`] over the store `hub_database_url` chooses ([`HubStore`]: Spin's SQLite database
-//! `default`, or PostgreSQL when it is set). Every response leaves through
-//! [`dochub_http::finish`] (request id, headers, generic 5xx).
+//! the store `hub_database_url` chooses ([`HubStore`]: Spin's SQLite database `default`, or
+//! PostgreSQL when it is set), opened as the hub's `Sql` by [`HubStore::open`]. Every response
+//! leaves through [`dochub_http::finish`] (request id, headers, generic 5xx).
 //!
 //! It is a WASIp3 component (spin-sdk 6), whose instance Spin v4 keeps for up to 128 requests
 //! and gives up to 16 at once. Such an instance keeps, for a second, the hub's variables, and
@@ -17,11 +17,12 @@
 //! no longer opens the file, reads its schema and compiles its statements anew, nor, as the
 //! last connection to close, checkpoints the write-ahead log and deletes it for the next
 //! request to make again. PostgreSQL connections still come from Spin's pool for each request
-//! and each look of a wait, so that open streams do not hold the pool. Sharing is safe because the hub's work on the store is synchronous: between a
-//! transaction's `BEGIN` and its end nothing yields, so no other request of the instance runs
-//! on the connection in between. A request answered with a server error drops the connection
-//! (its state is not known); the next opens another. A long-poll or a stream waits without
-//! blocking the instance ([`AsyncPause`]).
+//! and each look of a wait, so that open streams do not hold the pool. Sharing is safe because
+//! the hub's work on the store is synchronous: between a transaction's `BEGIN` and its end
+//! nothing yields, so no other request of the instance runs on the connection in between. A
+//! request answered with a server error drops the connection (its state is not known); the
+//! next opens another. A long-poll or a stream waits without blocking the instance
+//! ([`AsyncPause`]).
 //!
 //! With `--no-default-features --features wasip2` (or `edge`) it is a WASIp2 component, for
 //! hosts that run only those: an instance per request, which opens the store for it.
@@ -40,11 +41,12 @@ compile_error!(
     "`wasip2` and `edge` need `--no-default-features`: one component cannot link both spin-sdks"
 );
 
-use dochub_http::{Incoming, Response, Surface, log};
+use dochub_http::{BodyReader, Incoming, Request, Response, Surface, log};
 use dochub_hub::api::{self, Answer, Body, MAX_REQUEST};
 use dochub_hub::auth::HubAuth;
-use dochub_hub::{Hub, HubError, Limits, Sql, SystemClock};
+use dochub_hub::{Hub, HubError, Limits, SystemClock};
 use dochub_hub_spin::HubStore;
+use futures::{Stream, StreamExt};
 use http::StatusCode;
 
 #[cfg(feature = "wasip2")]
@@ -87,36 +89,49 @@ fn hub_auth(incoming: &Incoming, settings: &dochub_http::Settings) -> HubAuth {
     auth
 }
 
-/// The request's head, refused already when its route, method, token or content type is
-/// wrong: what can be decided before the body is read.
-fn admitted_head(incoming: &Incoming, auth: &HubAuth) -> Result<http::Request<()>, Response> {
-    let head = request_head(incoming).map_err(|response| *response)?;
-    match api::check_before_body(auth, &head) {
+/// The request as the hub's routes take it, refused already when its route, method, token or
+/// content type is wrong: what can be decided before the body is read.
+fn admitted_request<'a>(incoming: &'a Incoming, auth: &HubAuth) -> Result<Request<'a>, Response> {
+    // One component serves several routes of the hub; the whole path tells them apart.
+    let request = Request {
+        path: &incoming.full_path,
+        ..incoming.request()
+    };
+    match api::check_before_body(auth, &request) {
         Some(refusal) => Err(refusal),
-        None => Ok(head),
+        None => Ok(request),
     }
 }
 
-/// The body so far, with `chunk` added: [`Body::TooLarge`] once past [`MAX_REQUEST`].
-fn gather(bytes: &mut Vec<u8>, chunk: &[u8]) -> bool {
-    bytes.extend_from_slice(chunk);
-    bytes.len() <= MAX_REQUEST
-}
-
-/// Whether the declared `content-length` is already past [`MAX_REQUEST`].
-fn declared_too_large(head: &http::Request<()>) -> bool {
-    head.headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .is_some_and(|n| n > MAX_REQUEST as u64)
-}
-
-fn body_error(e: impl std::fmt::Debug) -> Box<Response> {
-    Box::new(api::error(
-        StatusCode::BAD_REQUEST,
-        &format!("cannot read the request body: {e:?}"),
-    ))
+/// The body, read up to [`MAX_REQUEST`] bytes from the chunks of the stream `open` opens:
+/// a declared or actual length beyond it stops the reading there ([`Body::TooLarge`],
+/// answered 413); a declared one, before the stream is opened.
+async fn read_body<S, C, E>(
+    request: &Request<'_>,
+    open: impl FnOnce() -> S,
+) -> Result<Body, Box<Response>>
+where
+    S: Stream<Item = Result<C, E>>,
+    C: AsRef<[u8]>,
+    E: std::fmt::Debug,
+{
+    let mut body = BodyReader::new(MAX_REQUEST, request.header("content-length"));
+    if !body.wants_more() {
+        return Ok(body.finish());
+    }
+    let mut chunks = std::pin::pin!(open());
+    while body.wants_more()
+        && let Some(chunk) = chunks.next().await
+    {
+        let chunk = chunk.map_err(|e| {
+            Box::new(api::error(
+                StatusCode::BAD_REQUEST,
+                &format!("cannot read the request body: {e:?}"),
+            ))
+        })?;
+        body.add(chunk.as_ref());
+    }
+    Ok(body.finish())
 }
 
 fn unavailable(message: &str) -> Response {
@@ -125,28 +140,4 @@ fn unavailable(message: &str) -> Response {
 
 fn config_error(e: &HubError) -> Response {
     api::error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())
-}
-
-/// The edge build keeps its messages in PostgreSQL only.
-#[cfg(feature = "edge")]
-const NO_SQLITE: &str = "the hub keeps its messages in PostgreSQL in the edge build, and no \
-    database is configured: set the variable `hub_database_url`";
-
-/// The request's head as an [`http::Request`].
-fn request_head(incoming: &Incoming) -> Result<http::Request<()>, Box<Response>> {
-    let bad = |what: &str| Box::new(api::error(StatusCode::BAD_REQUEST, what));
-    let method =
-        http::Method::from_bytes(incoming.method.as_bytes()).map_err(|_| bad("invalid method"))?;
-    let target = if incoming.query.is_empty() {
-        incoming.full_path.clone()
-    } else {
-        format!("{}?{}", incoming.full_path, incoming.query)
-    };
-    let mut builder = http::Request::builder()
-        .method(method)
-        .uri(http::Uri::try_from(target).map_err(|_| bad("invalid request target"))?);
-    for (name, value) in &incoming.headers {
-        builder = builder.header(name.as_str(), value.as_str());
-    }
-    builder.body(()).map_err(|_| bad("invalid request headers"))
 }

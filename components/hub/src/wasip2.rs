@@ -3,8 +3,7 @@
 use std::time::Duration;
 
 use dochub_hub::wait::Pause;
-use dochub_hub_spin::open_postgres;
-use futures::StreamExt;
+use dochub_hub_spin::OpenStore;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::variables;
 use wasi::clocks::monotonic_clock;
@@ -32,47 +31,45 @@ pub(crate) async fn handle(req: IncomingRequest, out: ResponseOutparam) {
 }
 
 async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Reply {
-    let head = match admitted_head(incoming, auth) {
-        Ok(head) => head,
+    let request = match admitted_request(incoming, auth) {
+        Ok(request) => request,
         Err(response) => return Reply::Now(response),
     };
-    let body = match read_body(req, &head).await {
+    let body = match read_body(&request, || req.into_body_stream()).await {
         Ok(body) => body,
         Err(response) => return Reply::Now(*response),
     };
-    let request = head.map(|()| body);
     let limits = match Limits::from_variables(variable) {
         Ok(limits) => limits,
         Err(e) => return Reply::Now(config_error(&e)),
     };
     match HubStore::configured() {
-        HubStore::Postgres(url) => serve(move || open_postgres(&url), limits, auth, request),
-        #[cfg(feature = "edge")]
-        HubStore::Sqlite => Reply::Now(unavailable(NO_SQLITE)),
         // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
-        // than opening the database file at every look.
-        #[cfg(not(feature = "edge"))]
-        HubStore::Sqlite => match dochub_hub_spin::open_sqlite() {
-            Ok(conn) => serve(move || Ok(conn.clone()), limits, auth, request),
+        // than opening the database file at every look. (The edge build has no SQLite: the
+        // open fails, saying so, and the request is answered 503.)
+        store @ HubStore::Sqlite => match store.open() {
+            Ok(db) => serve(move || Ok(db.clone()), limits, auth, &request, body),
             Err(e) => Reply::Now(unavailable(&e)),
         },
+        store @ HubStore::Postgres(_) => serve(move || store.open(), limits, auth, &request, body),
     }
 }
 
 /// Answers on a connection from `connect`; a long-poll or a stream opens one per look at the
 /// store and lets it go in between, so waiting requests do not hold the pool's connections.
-fn serve<D: Sql + 'static>(
-    connect: impl Fn() -> Result<D, String> + 'static,
+fn serve(
+    connect: impl Fn() -> Result<OpenStore, String> + 'static,
     limits: Limits,
     auth: &HubAuth,
-    request: http::Request<Body>,
+    request: &Request<'_>,
+    body: Body,
 ) -> Reply {
     let db = match connect() {
         Ok(db) => db,
         Err(e) => return Reply::Now(unavailable(&e)),
     };
     let hub = Hub::with_clock(db, SystemClock, limits);
-    match api::answer(&hub, auth, request) {
+    match api::answer(&hub, auth, request, body) {
         Answer::Now(response) => Reply::Now(response),
         Answer::Later(later) => {
             drop(hub);
@@ -113,20 +110,4 @@ impl Pause for WasiPause {
 /// [`Limits::from_variables`] treats as its default.
 fn variable(name: &str) -> String {
     variables::get(name).unwrap_or_default()
-}
-
-/// The body, read up to [`MAX_REQUEST`] bytes: a declared or actual length beyond it stops the
-/// reading there ([`Body::TooLarge`], answered 413).
-async fn read_body(req: IncomingRequest, head: &http::Request<()>) -> Result<Body, Box<Response>> {
-    if declared_too_large(head) {
-        return Ok(Body::TooLarge);
-    }
-    let mut stream = req.into_body_stream();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        if !gather(&mut bytes, &chunk.map_err(body_error)?) {
-            return Ok(Body::TooLarge);
-        }
-    }
-    Ok(Body::Bytes(bytes))
 }

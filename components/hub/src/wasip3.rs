@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use dochub_http_wasip3::{BodyStream, SETTINGS_LIFE};
 use dochub_hub::wait::{AsyncPause, BodyOut, Gathering, WaitError};
-use dochub_hub::{Dialect, SqlError, SqlValue};
-use dochub_hub_spin::{DATABASE_URL, SpinPostgres, open_postgres};
-use futures::StreamExt;
+use dochub_hub_spin::{DATABASE_URL, OpenStore};
 use spin_sdk::http::IntoResponse;
 use spin_sdk::http::body::IncomingBodyExt;
 use spin_sdk::variables;
@@ -33,8 +31,8 @@ const ARRIVAL_PAUSE: Duration = Duration::from_millis(5);
 struct Kept {
     /// The hub's settings and when they were read.
     settings: Option<(Instant, HubSettings)>,
-    /// The open SQLite database (PostgreSQL's connections are not kept: see [`store`]).
-    sqlite: Option<dochub_hub_spin::SpinSqlite>,
+    /// The open SQLite database (PostgreSQL's connections are not kept: see [`connection`]).
+    sqlite: Option<OpenStore>,
 }
 
 thread_local! {
@@ -48,51 +46,7 @@ thread_local! {
 #[derive(Clone)]
 struct HubSettings {
     limits: Limits,
-    database_url: String,
-}
-
-/// A connection to the hub's store: the instance's SQLite one, or one from Spin's pool.
-#[derive(Clone)]
-enum Store {
-    Sqlite(dochub_hub_spin::SpinSqlite),
-    Postgres(SpinPostgres),
-}
-
-impl Sql for Store {
-    fn dialect(&self) -> Dialect {
-        match self {
-            Store::Sqlite(db) => db.dialect(),
-            Store::Postgres(db) => db.dialect(),
-        }
-    }
-
-    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
-        match self {
-            Store::Sqlite(db) => db.query(sql, params),
-            Store::Postgres(db) => db.query(sql, params),
-        }
-    }
-
-    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
-        match self {
-            Store::Sqlite(db) => db.execute(sql, params),
-            Store::Postgres(db) => db.execute(sql, params),
-        }
-    }
-
-    fn query_row(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlValue>, SqlError> {
-        match self {
-            Store::Sqlite(db) => db.query_row(sql, params),
-            Store::Postgres(db) => db.query_row(sql, params),
-        }
-    }
-
-    fn answer_busy_at_once(&self) -> Result<(), SqlError> {
-        match self {
-            Store::Sqlite(db) => db.answer_busy_at_once(),
-            Store::Postgres(db) => db.answer_busy_at_once(),
-        }
-    }
+    store: HubStore,
 }
 
 pub(crate) async fn handle(
@@ -107,25 +61,29 @@ pub(crate) async fn handle(
         Err(refusal) => return refusal.into_response(),
     };
     let auth = hub_auth(&admitted.incoming, &admitted.settings);
-    let head = match admitted_head(&admitted.incoming, &auth) {
-        Ok(head) => head,
+    let request = match admitted_request(&admitted.incoming, &auth) {
+        Ok(request) => request,
         Err(response) => return admitted.respond(response).into_response(),
     };
-    let body = match read_body(req, &head).await {
+    let body = match read_body(&request, || req.into_body().stream()).await {
         Ok(body) => body,
         Err(response) => return admitted.respond(*response).into_response(),
     };
-    let request = head.map(|()| body);
     let settings = match hub_settings().await {
         Ok(settings) => settings,
         Err(e) => return admitted.respond(config_error(&e)).into_response(),
     };
-    let db = match store(&settings.database_url) {
+    let db = match connection(&settings.store) {
         Ok(db) => db,
         Err(e) => return admitted.respond(unavailable(&e)).into_response(),
     };
     let limits = settings.limits;
-    let answer = api::answer(&Hub::with_clock(db, SystemClock, limits), &auth, request);
+    let answer = api::answer(
+        &Hub::with_clock(db, SystemClock, limits),
+        &auth,
+        &request,
+        body,
+    );
     match answer {
         Answer::Now(response) => {
             if response.status >= 500 {
@@ -143,7 +101,7 @@ pub(crate) async fn handle(
                 // Each look takes the instance's connection as it is then: one dropped after
                 // a failure is opened anew.
                 let connect = || {
-                    store(&settings.database_url)
+                    connection(&settings.store)
                         .map(|db| Hub::with_clock(db, SystemClock, limits))
                         .map_err(HubError::Unavailable)
                 };
@@ -200,26 +158,26 @@ async fn hub_settings() -> Result<HubSettings, HubError> {
     };
     let settings = HubSettings {
         limits: Limits::from_variables(value)?,
-        database_url: value(DATABASE_URL),
+        store: HubStore::of_setting(&value(DATABASE_URL)),
     };
     KEPT.with_borrow_mut(|kept| kept.settings = Some((read_at, settings.clone())));
     Ok(settings)
 }
 
-/// A connection to the store `database_url` names: on SQLite the instance's, opened if it has
-/// none. PostgreSQL's is taken from Spin's pool at every call and not kept: an
-/// instance per sixteen open streams, each holding one for its life, emptied the pool under
-/// a thousand streams, and requests waited for a connection until the deadline (504).
-fn store(database_url: &str) -> Result<Store, String> {
-    if let HubStore::Postgres(url) = HubStore::of_setting(database_url) {
-        return open_postgres(&url).map(Store::Postgres);
+/// A connection to `store`: on SQLite the instance's, opened if it has none. PostgreSQL's is
+/// taken from Spin's pool at every call and not kept: an instance per sixteen open streams,
+/// each holding one for its life, emptied the pool under a thousand streams, and requests
+/// waited for a connection until the deadline (504).
+fn connection(store: &HubStore) -> Result<OpenStore, String> {
+    if let HubStore::Postgres(_) = store {
+        return store.open();
     }
     if let Some(db) = KEPT.with_borrow(|kept| kept.sqlite.clone()) {
-        return Ok(Store::Sqlite(db));
+        return Ok(db);
     }
-    let db = dochub_hub_spin::open_sqlite()?;
+    let db = store.open()?;
     KEPT.with_borrow_mut(|kept| kept.sqlite = Some(db.clone()));
-    Ok(Store::Sqlite(db))
+    Ok(db)
 }
 
 /// Drops the instance's connection, whose state after a failure is not known; requests that
@@ -249,23 +207,4 @@ impl BodyOut for Out {
     fn write_flush(&mut self, bytes: &[u8]) -> impl Future<Output = std::io::Result<()>> {
         self.0.write(bytes)
     }
-}
-
-/// The body, read up to [`MAX_REQUEST`] bytes: a declared or actual length beyond it stops the
-/// reading there ([`Body::TooLarge`], answered 413).
-async fn read_body(
-    req: spin_sdk::http::Request,
-    head: &http::Request<()>,
-) -> Result<Body, Box<Response>> {
-    if declared_too_large(head) {
-        return Ok(Body::TooLarge);
-    }
-    let mut stream = req.into_body().stream();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        if !gather(&mut bytes, &chunk.map_err(body_error)?) {
-            return Ok(Body::TooLarge);
-        }
-    }
-    Ok(Body::Bytes(bytes))
 }

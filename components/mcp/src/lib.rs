@@ -15,7 +15,7 @@
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
 
-use dochub_app::mcp::{Body, MAX_BODY, McpConfig, admit, respond};
+use dochub_app::mcp::{MAX_BODY, McpConfig, admit, respond};
 use dochub_http::{Response, Surface, log};
 use dochub_hub::auth::HubAuth;
 use dochub_index::{Memo, Source};
@@ -47,8 +47,7 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
         Err(refusal) => return admitted.respond(refusal),
     };
     let body = match dochub_http_wasip2::read_body(req, MAX_BODY) {
-        Ok(Some(bytes)) => Body::Bytes(bytes),
-        Ok(None) => Body::TooLarge,
+        Ok(body) => body,
         Err(e) => return admitted.respond(Response::json_error(400, &e)),
     };
     admitted.respond(respond(&config, &machine, body));

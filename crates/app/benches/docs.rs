@@ -67,7 +67,7 @@ fn main() -> std::io::Result<()> {
         method: "GET",
         path: "/p/s/big",
         query,
-        authorization: None,
+        headers: &[],
     };
     let site = p50(|| {
         black_box(handle(&config, &request("")));

@@ -15,7 +15,7 @@
 //!     auth: AuthConfig::new("development", ""),
 //!     kept: None,
 //! };
-//! let req = Request { method: "GET", path: "/manifest", query: "", authorization: None };
+//! let req = Request { method: "GET", path: "/manifest", query: "", headers: &[] };
 //! let res = handle(&config, &req, chrono::Utc::now());
 //! assert_eq!(res.status, 500); // the content root is missing, and the body says so
 //! ```
@@ -140,7 +140,7 @@ fn method_not_allowed() -> Response {
 pub fn handle_or_health(config: &ApiConfig, req: &Request<'_>, now: DateTime<Utc>) -> Gate {
     let route = route(req.path);
     let head = req.method.eq_ignore_ascii_case("HEAD");
-    if route != Route::Health && !config.auth.allows(req.authorization) {
+    if route != Route::Health && !config.auth.allows(req.authorization()) {
         return Gate::Respond(
             Response::json_error(
                 401,

@@ -36,7 +36,7 @@
 //!     auth: AuthConfig::new("development", ""),
 //!     edit_url: String::new(),
 //! };
-//! let req = Request { method: "GET", path: "", query: "", authorization: None };
+//! let req = Request { method: "GET", path: "", query: "", headers: &[] };
 //! let res = handle(&config, &req);
 //! assert_eq!((res.status, res.header("location")), (301, Some("/docs/")));
 //! ```
@@ -224,7 +224,7 @@ pub fn handle_at(
 /// site and `/llms*.txt` alike).
 pub(crate) fn gate(config: &SiteConfig, req: &Request<'_>) -> Option<Response> {
     let head = req.method.eq_ignore_ascii_case("HEAD");
-    if !config.auth.allows(req.authorization) {
+    if !config.auth.allows(req.authorization()) {
         let res = text_response(
             401,
             "Authentication required: send Authorization: Bearer <token>, or sign in with the token as the password.",

@@ -21,6 +21,7 @@
 use serde_json::{Value, json};
 
 use dochub_content::{Catalog, CatalogError, ManifestName, PagePath, is_valid_id};
+pub use dochub_http::Body;
 use dochub_http::{Incoming, JSON, Response, iso8601, query_param};
 use dochub_hub::MachineName;
 use dochub_hub::auth::{Access, HubAuth};
@@ -49,15 +50,6 @@ pub struct McpConfig {
     pub source: Source,
     /// The hub's tokens, each bound to a machine: who is calling, in production.
     pub auth: HubAuth,
-}
-
-/// A request's body as the component read it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Body {
-    /// The whole body.
-    Bytes(Vec<u8>),
-    /// Longer than [`MAX_BODY`]; not read further.
-    TooLarge,
 }
 
 fn rpc_error(status: u16, code: i64, message: &str) -> Response {

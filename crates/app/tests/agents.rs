@@ -30,7 +30,7 @@ fn get(config: &ApiConfig, path: &str, query: &str) -> Response {
         method: "GET",
         path,
         query,
-        authorization: None,
+        headers: &[],
     };
     handle(config, &req, Utc::now())
 }

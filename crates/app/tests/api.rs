@@ -26,13 +26,17 @@ fn config(environment: &str, tokens: &str) -> ApiConfig {
 }
 
 fn get(config: &ApiConfig, path: &str, query: &str, auth: Option<&str>) -> Response {
+    let headers: Vec<_> = auth
+        .map(|a| ("authorization".into(), a.into()))
+        .into_iter()
+        .collect();
     handle(
         config,
         &Request {
             method: "GET",
             path,
             query,
-            authorization: auth,
+            headers: &headers,
         },
         Utc::now(),
     )
@@ -106,7 +110,7 @@ fn responses() {
             method: "HEAD",
             path: "/manifest",
             query: "",
-            authorization: None,
+            headers: &[],
         },
         Utc::now(),
     );
@@ -118,7 +122,7 @@ fn responses() {
             method: "POST",
             path: "/search",
             query: "q=ab",
-            authorization: None,
+            headers: &[],
         },
         Utc::now(),
     );
@@ -132,7 +136,7 @@ fn responses() {
             method: "POST",
             path: "/nope",
             query: "",
-            authorization: None,
+            headers: &[],
         },
         Utc::now(),
     );
@@ -156,7 +160,7 @@ fn production_gate() {
             method: "GET",
             path: "/health",
             query: "",
-            authorization: None,
+            headers: &[],
         },
         Utc::now(),
     );

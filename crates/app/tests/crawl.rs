@@ -57,11 +57,15 @@ fn get(
     let (path, query) = path_and_query
         .split_once('?')
         .unwrap_or((path_and_query, ""));
+    let headers: Vec<_> = auth
+        .map(|a| ("authorization".into(), a.into()))
+        .into_iter()
+        .collect();
     let req = Request {
         method: "GET",
         path,
         query,
-        authorization: auth,
+        headers: &headers,
     };
     route(config, &req, "https://docs.example.com")
 }
@@ -167,7 +171,7 @@ fn bad_parts_and_methods_are_refused() {
             method,
             path: "",
             query: "",
-            authorization: None,
+            headers: &[],
         };
         assert_eq!(sitemap(&config, &req, "http://x").status, 405);
         assert_eq!(robots(&config, &req, "http://x").status, 405);
@@ -176,7 +180,7 @@ fn bad_parts_and_methods_are_refused() {
         method: "HEAD",
         path: "",
         query: "",
-        authorization: None,
+        headers: &[],
     };
     let res = sitemap(&config, &head, "http://x");
     assert_eq!(res.status, 200);

@@ -67,13 +67,17 @@ fn request(
     let (path, query) = path_and_query
         .split_once('?')
         .unwrap_or((path_and_query, ""));
+    let headers: Vec<_> = authorization
+        .map(|a| ("authorization".into(), a.into()))
+        .into_iter()
+        .collect();
     handle(
         config,
         &Request {
             method,
             path,
             query,
-            authorization,
+            headers: &headers,
         },
     )
 }
@@ -661,7 +665,7 @@ fn accept_markdown_answers_the_twin_and_every_page_names_it() {
                 method: "GET",
                 path,
                 query: "",
-                authorization: None,
+                headers: &[],
             },
             accept,
         )

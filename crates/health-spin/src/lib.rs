@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use dochub_app::api::{Database, Health, StoreReading, Stores};
-use dochub_hub_spin::{HubStore, open_postgres};
+use dochub_hub_spin::HubStore;
 #[cfg(not(feature = "edge"))]
 use dochub_spin_imports::atomics;
 use dochub_spin_imports::{store, variables};
@@ -250,8 +250,8 @@ fn database(url: &str) -> Database {
 /// The hub's store, chosen, opened and probed as the hub uses it ([`dochub_hub_spin`]).
 fn hub_store(url: &str) -> StoreReading {
     match HubStore::of_setting(url) {
-        HubStore::Postgres(url) => {
-            StoreReading::read("postgres", open_postgres(&url).and_then(|db| db.probe()))
+        store @ HubStore::Postgres(_) => {
+            StoreReading::read("postgres", store.open().and_then(|db| db.probe()))
         }
         #[cfg(not(feature = "edge"))]
         HubStore::Sqlite => StoreReading::read("sqlite", probe_sqlite()),
@@ -272,8 +272,9 @@ const SQLITE_PROBE_LIFE: Duration = Duration::from_secs(1);
 thread_local! {
     /// The SQLite probe's connection and when it was opened, kept while it answers: under
     /// load a reused instance (Spin v4 gives one up to 128 requests) probes without opening
-    /// the file each time, which made the probe create and delete the write-ahead log's files.
-    static SQLITE_PROBE: RefCell<Option<(dochub_hub_spin::SqliteProbe, Instant)>> =
+    /// the file each time, which made the probe create and delete the write-ahead log's files
+    /// that the last connection to close removes.
+    static SQLITE_PROBE: RefCell<Option<(dochub_hub_spin::OpenStore, Instant)>> =
         const { RefCell::new(None) };
 }
 
@@ -283,12 +284,12 @@ thread_local! {
 #[cfg(not(feature = "edge"))]
 fn probe_sqlite() -> Result<(), String> {
     SQLITE_PROBE.with_borrow_mut(|kept| {
-        let (probe, opened) = match kept.take() {
-            Some((probe, opened)) if opened.elapsed() < SQLITE_PROBE_LIFE => (probe, opened),
-            _ => (dochub_hub_spin::SqliteProbe::open()?, Instant::now()),
+        let (db, opened) = match kept.take() {
+            Some((db, opened)) if opened.elapsed() < SQLITE_PROBE_LIFE => (db, opened),
+            _ => (HubStore::Sqlite.open()?, Instant::now()),
         };
-        probe.probe()?;
-        *kept = Some((probe, opened));
+        db.probe()?;
+        *kept = Some((db, opened));
         Ok(())
     })
 }

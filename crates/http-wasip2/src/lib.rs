@@ -14,7 +14,9 @@ use wasi::io::streams::{OutputStream, StreamError};
 const READ_CHUNK: u64 = 64 * 1024;
 
 use dochub_http::auth::AuthConfig;
-use dochub_http::{Incoming, Response, Settings, Surface, finish, log_auth_config};
+use dochub_http::{
+    Body, BodyReader, Incoming, Response, Settings, Surface, finish, log_auth_config,
+};
 
 /// Bytes gathered before a write: a page goes out as one chunk, a long stream in 64 KiB ones.
 const BUFFER: usize = 64 * 1024;
@@ -83,38 +85,30 @@ impl Admitted {
     }
 }
 
-/// The request's body, up to `max` bytes: `Ok(None)` when it is longer (a `content-length` over
-/// `max` is believed without reading anything), `Err` when the client's body breaks off.
-pub fn read_body(req: IncomingRequest, max: usize) -> Result<Option<Vec<u8>>, String> {
-    let declared = req
-        .headers()
-        .get("content-length")
-        .first()
-        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
-        return Ok(None);
+/// The request's body, up to `max` bytes ([`BodyReader`]: a `content-length` over `max` is
+/// believed without reading anything); `Err` when the client's body breaks off.
+pub fn read_body(req: IncomingRequest, max: usize) -> Result<Body, String> {
+    let declared = req.headers().get("content-length");
+    let declared = declared.first().and_then(|v| std::str::from_utf8(v).ok());
+    let mut body = BodyReader::new(max, declared);
+    if !body.wants_more() {
+        return Ok(body.finish());
     }
-    let body = req
+    let incoming = req
         .consume()
         .map_err(|()| "the request body was already taken".to_owned())?;
-    let stream = body
+    let stream = incoming
         .stream()
         .map_err(|()| "the request body is not readable".to_owned())?;
-    let mut bytes = Vec::new();
-    loop {
+    while body.wants_more() {
         match stream.blocking_read(READ_CHUNK) {
-            Ok(chunk) => {
-                if bytes.len() + chunk.len() > max {
-                    return Ok(None);
-                }
-                bytes.extend_from_slice(&chunk);
-            }
+            Ok(chunk) => body.add(&chunk),
             Err(StreamError::Closed) => break,
             Err(e) => return Err(format!("the request body broke off: {e:?}")),
         }
     }
     drop(stream);
-    Ok(Some(bytes))
+    Ok(body.finish())
 }
 
 /// The request's method, path, query and headers (the body is left unread: a component

@@ -11,7 +11,7 @@ use std::hash::{BuildHasher, RandomState};
 
 use crate::auth::{AuthConfig, BASIC_CHALLENGE};
 use crate::host::{host_allowed, url_authority};
-use crate::message::{HTML, Request, Response};
+use crate::message::{self, HTML, Request, Response};
 use crate::settings::{Environment, Settings, SettingsError};
 
 /// Which family of routes a component serves; decides the error format and the headers.
@@ -100,10 +100,7 @@ impl Incoming {
 
     /// The first value of a header (name case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        message::header(&self.headers, name)
     }
 
     /// The name the client used for this server (`host[:port]`), from `spin-full-url`.
@@ -117,7 +114,7 @@ impl Incoming {
             method: &self.method,
             path: &self.path,
             query: &self.query,
-            authorization: self.header("authorization"),
+            headers: &self.headers,
         }
     }
 

@@ -2,6 +2,8 @@
 //!
 //! - [`Request`] / [`Response`]: what the route functions of the API, the docs site, the
 //!   overview and the hub take and return, with the content types and `HEAD` handling;
+//! - [`Body`] / [`BodyReader`]: a request body read up to a limit, as the hub and `/mcp` read
+//!   theirs;
 //! - [`query_param`] / [`query_pairs`]: one reading of query strings;
 //! - [`Settings`] / [`Environment`]: the settings read first, failing closed — an
 //!   `environment` other than `development` or `production`, or a variable the host cannot
@@ -37,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod auth;
+mod body;
 mod exchange;
 mod host;
 mod message;
@@ -45,6 +48,7 @@ mod query;
 mod settings;
 mod time;
 
+pub use body::{Body, BodyReader};
 pub use exchange::{
     DEFAULT_CSP, Incoming, PUBLIC_CACHE, REQUEST_ID, Surface, admit, finish, log, log_auth_config,
 };

@@ -1,17 +1,39 @@
 //! The request and response shapes every route function takes and returns, so each
 //! component's adapter is the same few lines.
 
-/// The parts of a request a route function looks at.
+/// The parts of a request a route function looks at (a body, for the routes that read one, is
+/// read after the checks that need only these: [`crate::Body`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     /// HTTP method, e.g. `GET`.
     pub method: &'a str,
-    /// Path below the route's prefix (`spin-path-info`), still percent-encoded.
+    /// Path below the route's prefix (`spin-path-info`), still percent-encoded; the hub, whose
+    /// component serves several routes, is given the whole path.
     pub path: &'a str,
     /// Query string without `?`, still encoded.
     pub query: &'a str,
+    /// Headers with lowercase names, as [`crate::Incoming`] holds them.
+    pub headers: &'a [(String, String)],
+}
+
+impl<'a> Request<'a> {
+    /// The first value of a header (name case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&'a str> {
+        header(self.headers, name)
+    }
+
     /// The `Authorization` header, if any.
-    pub authorization: Option<&'a str>,
+    pub fn authorization(&self) -> Option<&'a str> {
+        self.header("authorization")
+    }
+}
+
+/// The first value of the header `name` (case-insensitive) among `headers`.
+pub(crate) fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 /// Methods the read-only routes answer.

@@ -5,18 +5,16 @@
 //!
 //! - [`HubStore::configured`]: PostgreSQL (`spin:postgres`) at the variable `hub_database_url`
 //!   when it is set, else Spin's SQLite database `default` (`spin:sqlite`);
-//! - [`open_postgres`] and [`open_sqlite`]: a connection, as the hub's [`dochub_hub::Sql`];
-//! - [`SpinPostgres::probe`] and [`SqliteProbe::probe`]: whether it answers as a send needs.
+//! - [`HubStore::open`]: a connection to it, an [`OpenStore`], which is the hub's
+//!   [`dochub_hub::Sql`];
+//! - [`OpenStore::probe`]: whether it answers as a send needs.
 //!
 //! The feature `edge` leaves SQLite out: Akamai Functions offers none, and a component that
 //! imports `spin:sqlite` does not load there.
 //!
 //! ```no_run
-//! use dochub_hub_spin::{HubStore, open_postgres};
-//! let probe = match HubStore::configured() {
-//!     HubStore::Postgres(url) => open_postgres(&url).and_then(|db| db.probe()),
-//!     HubStore::Sqlite => dochub_hub_spin::SqliteProbe::open().and_then(|db| db.probe()),
-//! };
+//! use dochub_hub_spin::HubStore;
+//! let probe = HubStore::configured().open().and_then(|db| db.probe());
 //! println!("{probe:?}");
 //! ```
 #![deny(missing_docs)]
@@ -25,15 +23,18 @@ mod postgres;
 #[cfg(not(feature = "edge"))]
 mod sqlite;
 
-pub use postgres::{SpinPostgres, open_postgres};
+use dochub_hub::{Dialect, Sql, SqlError, SqlValue};
+
+use postgres::SpinPostgres;
 #[cfg(not(feature = "edge"))]
-pub use sqlite::{SpinSqlite, SqliteProbe, open_sqlite};
+use sqlite::SpinSqlite;
 
 /// The variable holding the hub's PostgreSQL address, for a caller that reads it itself
 /// (a WASIp3 instance, which keeps its settings).
 pub const DATABASE_URL: &str = "hub_database_url";
 
 /// Where the hub keeps its messages in this deployment.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HubStore {
     /// Spin's SQLite database `default`, as `hub_database_url` is empty. The edge build has no
     /// SQLite: there this means the hub has no store.
@@ -60,6 +61,80 @@ impl HubStore {
             "" => HubStore::Sqlite,
             url => HubStore::Postgres(url.to_owned()),
         }
+    }
+
+    /// A new connection to this store: on PostgreSQL one from Spin's pool, on SQLite the
+    /// database file opened. Whether to keep it is the caller's to decide. The error is what a
+    /// client is told (503).
+    pub fn open(&self) -> Result<OpenStore, String> {
+        let connection = match self {
+            HubStore::Postgres(url) => Connection::Postgres(postgres::open(url)?),
+            #[cfg(not(feature = "edge"))]
+            HubStore::Sqlite => Connection::Sqlite(sqlite::open()?),
+            #[cfg(feature = "edge")]
+            HubStore::Sqlite => return Err(NO_SQLITE.to_owned()),
+        };
+        Ok(OpenStore(connection))
+    }
+}
+
+/// Why the edge build has no store while `hub_database_url` is empty.
+#[cfg(feature = "edge")]
+const NO_SQLITE: &str = "the hub keeps its messages in PostgreSQL in the edge build, and no \
+    database is configured: set the variable `hub_database_url`";
+
+/// A connection to the hub's store ([`HubStore::open`]); clones share it.
+#[derive(Clone)]
+pub struct OpenStore(Connection);
+
+#[derive(Clone)]
+enum Connection {
+    #[cfg(not(feature = "edge"))]
+    Sqlite(SpinSqlite),
+    Postgres(SpinPostgres),
+}
+
+impl OpenStore {
+    /// Whether the store answers as a send needs, without writing anything: SQLite, whether
+    /// the file reads as a database and would give the write lock; PostgreSQL, whether it
+    /// answers a statement. A failure is worded as the hub words a store's; after one, drop
+    /// the connection: its state is not known.
+    pub fn probe(&self) -> Result<(), String> {
+        match &self.0 {
+            #[cfg(not(feature = "edge"))]
+            Connection::Sqlite(db) => db.probe(),
+            Connection::Postgres(db) => db.probe(),
+        }
+    }
+
+    fn sql(&self) -> &dyn Sql {
+        match &self.0 {
+            #[cfg(not(feature = "edge"))]
+            Connection::Sqlite(db) => db,
+            Connection::Postgres(db) => db,
+        }
+    }
+}
+
+impl Sql for OpenStore {
+    fn dialect(&self) -> Dialect {
+        self.sql().dialect()
+    }
+
+    fn query(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, SqlError> {
+        self.sql().query(sql, params)
+    }
+
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        self.sql().execute(sql, params)
+    }
+
+    fn query_row(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<SqlValue>, SqlError> {
+        self.sql().query_row(sql, params)
+    }
+
+    fn answer_busy_at_once(&self) -> Result<(), SqlError> {
+        self.sql().answer_busy_at_once()
     }
 }
 

@@ -6,7 +6,7 @@ use dochub_spin_imports::pg3;
 use crate::store_failure;
 
 /// A connection from Spin's pool for the hub's PostgreSQL at `url`.
-pub fn open_postgres(url: &str) -> Result<SpinPostgres, String> {
+pub(crate) fn open(url: &str) -> Result<SpinPostgres, String> {
     pg3::Connection::open(url)
         .map(|conn| SpinPostgres(std::rc::Rc::new(conn)))
         // The URL may hold a password: the error names the failure, not the address.
@@ -23,12 +23,12 @@ pub fn open_postgres(url: &str) -> Result<SpinPostgres, String> {
 /// with `WITH` runs as written: the hub writes those to return exactly one row, as it does the
 /// queries of [`Sql::query_row`] (the wrapping took 6–25 % of a send's time in the database).
 #[derive(Clone)]
-pub struct SpinPostgres(std::rc::Rc<pg3::Connection>);
+pub(crate) struct SpinPostgres(std::rc::Rc<pg3::Connection>);
 
 impl SpinPostgres {
     /// Whether the database answers a statement (`SELECT 1`, which returns a row, so it runs
     /// as written); a failure is worded as the hub words a store's.
-    pub fn probe(&self) -> Result<(), String> {
+    pub(crate) fn probe(&self) -> Result<(), String> {
         self.0
             .query("SELECT 1", &[])
             .map(drop)

@@ -10,7 +10,7 @@ use dochub_spin_imports::sqlite3;
 use crate::store_failure;
 
 /// Spin's SQLite database `default`.
-pub fn open_sqlite() -> Result<SpinSqlite, String> {
+pub(crate) fn open() -> Result<SpinSqlite, String> {
     sqlite3::Connection::open("default")
         .map(|conn| {
             SpinSqlite(Rc::new(Connection {
@@ -24,7 +24,7 @@ pub fn open_sqlite() -> Result<SpinSqlite, String> {
 /// [`Sql`] over Spin's `spin:sqlite` (one connection for the request, or for a reused
 /// instance's life; clones share it).
 #[derive(Clone)]
-pub struct SpinSqlite(Rc<Connection>);
+pub(crate) struct SpinSqlite(Rc<Connection>);
 
 struct Connection {
     conn: sqlite3::Connection,
@@ -32,35 +32,23 @@ struct Connection {
     busy_at_once: Cell<bool>,
 }
 
-/// The hub's SQLite database as `/api/health` probes it: a connection of its own, which a
-/// reused instance may keep for many probes, so that a probe does not create and delete the
-/// write-ahead log's files that the last connection to close removes.
-pub struct SqliteProbe(sqlite3::Connection);
-
-impl SqliteProbe {
-    /// Opens the database `default` for probing. The write lock is asked for without waiting
-    /// (`busy_timeout` 0, on this connection only): another writer holding it shows as well
-    /// that the file takes writes, and probes queueing behind sends and each other made health
-    /// wait up to half a second.
-    pub fn open() -> Result<SqliteProbe, String> {
-        let conn = sqlite3::Connection::open("default")
-            .map_err(|e| format!("cannot open the SQLite database `default`: {e:?}"))?;
-        run(&conn, "PRAGMA busy_timeout = 0").map_err(|e| store_failure(&e))?;
-        Ok(SqliteProbe(conn))
-    }
-
+impl SpinSqlite {
     /// Whether the database can be read, and written as a send writes: it is asked for the
     /// write lock a send takes (an empty transaction, rolled back: nothing is written), which
     /// reads the file's header first, so a file that is not a database fails here. A full disk
-    /// shows only when a write needs room. A failure is worded as the hub words a store's.
+    /// shows only when a write needs room.
     ///
-    /// The file is not read again when the lock is busy: a committing writer keeps readers out
-    /// too (before the first send turns on WAL), so a read would report a busy store as a
-    /// failed one; and a lock is held only on a file SQLite has read as a database. After an
-    /// error, drop the probe: its connection's state is not known.
-    pub fn probe(&self) -> Result<(), String> {
-        match run(&self.0, "BEGIN IMMEDIATE") {
-            Ok(()) => run(&self.0, "ROLLBACK").map_err(|e| store_failure(&e)),
+    /// The lock is asked for without waiting (`busy_timeout` 0, as the hub sets it before it
+    /// writes): another writer holding it shows as well that the file takes writes, and probes
+    /// queueing behind sends and each other made health wait up to half a second. The file is
+    /// not read again when the lock is busy: a committing writer keeps readers out too (before
+    /// the first send turns on WAL), so a read would report a busy store as a failed one; and a
+    /// lock is held only on a file SQLite has read as a database.
+    pub(crate) fn probe(&self) -> Result<(), String> {
+        self.answer_busy_at_once()
+            .map_err(|SqlError(e)| store_failure(&e))?;
+        match run(&self.0.conn, "BEGIN IMMEDIATE") {
+            Ok(()) => run(&self.0.conn, "ROLLBACK").map_err(|e| store_failure(&e)),
             Err(e) if SqlError(e.clone()).is_busy() => Ok(()),
             Err(e) => Err(store_failure(&e)),
         }

@@ -1,8 +1,9 @@
 //! The hub's HTTP routes, independent of any host: the Spin component calls
-//! [`check_before_body`] on the request's head, reads the body only when that passes, then
-//! calls [`handle`] and sends back the [`dochub_http::Response`], the one response type of
-//! every dochub route. So an anonymous or mistyped request
-//! is refused before a byte of its body is read.
+//! [`check_before_body`] on the [`dochub_http::Request`], reads the body only when that passes,
+//! then calls [`answer`] and sends back the [`dochub_http::Response`]: the request and response
+//! types of every dochub route. So an anonymous or mistyped request is refused before a byte
+//! of its body is read. The request's `path` is the whole path, which tells the hub's routes
+//! apart.
 //!
 //! | Route | Method | Success |
 //! |---|---|---|
@@ -25,8 +26,8 @@
 //! A long-poll on an empty inbox and an event stream answer in two parts ([`Answer::Later`]):
 //! the `200` head at once, then the body as [`crate::wait`] writes it.
 
-use dochub_http::{JSON, Response};
-use http::{Method, StatusCode, header};
+use dochub_http::{JSON, Request, Response};
+use http::StatusCode;
 use serde::{Deserialize, Serialize};
 
 use crate::HubError;
@@ -45,14 +46,8 @@ use crate::wait::{
 /// escapes (6 bytes each), plus the rest of the JSON.
 pub const MAX_REQUEST: usize = 6 * MAX_BODY + 4096;
 
-/// A request body as the host delivered it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Body {
-    /// The whole body.
-    Bytes(Vec<u8>),
-    /// More than [`MAX_REQUEST`] bytes (the rest was not read).
-    TooLarge,
-}
+/// A request body as the host delivered it: read with [`MAX_REQUEST`] as its limit.
+pub use dochub_http::Body;
 
 /// A hub route, resolved from the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,12 +80,10 @@ impl<'a> Route<'a> {
         }
     }
 
-    fn method(self) -> (Method, &'static str) {
+    fn method(self) -> &'static str {
         match self {
-            Route::Send | Route::Acknowledge(_) => (Method::POST, "POST"),
-            Route::Machines | Route::Inbox(_) | Route::Events(_) | Route::Mailbox(_) => {
-                (Method::GET, "GET")
-            }
+            Route::Send | Route::Acknowledge(_) => "POST",
+            Route::Machines | Route::Inbox(_) | Route::Events(_) | Route::Mailbox(_) => "GET",
         }
     }
 }
@@ -98,22 +91,22 @@ impl<'a> Route<'a> {
 /// Everything decided from the request's head: the route (404), the method (405), the token
 /// (401) and, for a route that reads JSON, the content type (415). `None`: read the body (at
 /// most [`MAX_REQUEST`] bytes) and call [`handle`].
-pub fn check_before_body<B>(auth: &HubAuth, request: &http::Request<B>) -> Option<Response> {
-    let path = request.uri().path();
+pub fn check_before_body(auth: &HubAuth, request: &Request<'_>) -> Option<Response> {
+    let path = request.path;
     let Some(route) = Route::resolve(path) else {
         return Some(error(
             StatusCode::NOT_FOUND,
             &format!("no hub route for {path}"),
         ));
     };
-    let (method, allow) = route.method();
-    if request.method() != method {
-        return Some(method_not_allowed(allow));
+    let method = route.method();
+    if request.method != method {
+        return Some(method_not_allowed(method));
     }
     if access(auth, request) == Access::Denied {
         return Some(unauthorized());
     }
-    if method == Method::POST && !is_json(request.headers().get(header::CONTENT_TYPE)) {
+    if method == "POST" && !is_json(request.header("content-type")) {
         return Some(error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Content-Type must be application/json",
@@ -198,9 +191,10 @@ impl Later {
 pub fn handle<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
-    request: http::Request<Body>,
+    request: &Request<'_>,
+    body: Body,
 ) -> Response {
-    match answer(hub, auth, request) {
+    match answer(hub, auth, request, body) {
         Answer::Now(response) => response,
         Answer::Later(later) => {
             let mut body = Vec::new();
@@ -218,19 +212,20 @@ pub fn handle<S: Sql, C: Clock>(
 pub fn answer<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
-    request: http::Request<Body>,
+    request: &Request<'_>,
+    body: Body,
 ) -> Answer {
-    if let Some(refusal) = check_before_body(auth, &request) {
+    if let Some(refusal) = check_before_body(auth, request) {
         return Answer::Now(refusal);
     }
-    let path = request.uri().path().to_owned();
-    Answer::Now(match Route::resolve(&path) {
-        Some(Route::Send) => send(hub, auth, request),
+    let path = request.path;
+    Answer::Now(match Route::resolve(path) {
+        Some(Route::Send) => send(hub, auth, request, body),
         Some(Route::Machines) => respond(hub.machines().map(|m| (StatusCode::OK, m))),
-        Some(Route::Inbox(machine)) => return inbox(hub, auth, machine, &request),
-        Some(Route::Events(machine)) => return events(hub, auth, machine, &request),
-        Some(Route::Acknowledge(machine)) => acknowledge(hub, auth, machine, request),
-        Some(Route::Mailbox(machine)) => mailbox(hub, auth, machine, &request),
+        Some(Route::Inbox(machine)) => return inbox(hub, auth, machine, request),
+        Some(Route::Events(machine)) => return events(hub, auth, machine, request),
+        Some(Route::Acknowledge(machine)) => acknowledge(hub, auth, machine, request, body),
+        Some(Route::Mailbox(machine)) => mailbox(hub, auth, machine, request),
         None => error(StatusCode::NOT_FOUND, &format!("no hub route for {path}")),
     })
 }
@@ -238,20 +233,21 @@ pub fn answer<S: Sql, C: Clock>(
 fn send<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
-    request: http::Request<Body>,
+    request: &Request<'_>,
+    body: Body,
 ) -> Response {
-    let access = access(auth, &request);
+    let access = access(auth, request);
     if access == Access::Denied {
         return unauthorized();
     }
-    let key = match request.headers().get("idempotency-key") {
+    let key = match request.header("idempotency-key") {
         None => None,
         Some(value) => match IdempotencyKey::parse(value.as_bytes()) {
             Ok(key) => Some(key),
             Err(e) => return hub_error(e),
         },
     };
-    let body = match json_body(request) {
+    let body = match json_body(request, body) {
         Ok(body) => body,
         Err(response) => return *response,
     };
@@ -275,15 +271,14 @@ fn inbox<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     machine: &str,
-    request: &http::Request<Body>,
+    request: &Request<'_>,
 ) -> Answer {
     let access = access(auth, request);
     if access == Access::Denied {
         return Answer::Now(unauthorized());
     }
-    let query = request.uri().query().unwrap_or("");
     let parsed = MachineName::parse(machine, "machine").and_then(|m| {
-        let read = inbox_query(query, hub.limits().max_wait)?;
+        let read = inbox_query(request.query, hub.limits().max_wait)?;
         Ok((m, read))
     });
     let (machine, read) = match parsed {
@@ -323,15 +318,14 @@ fn mailbox<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     machine: &str,
-    request: &http::Request<Body>,
+    request: &Request<'_>,
 ) -> Response {
     let access = access(auth, request);
     if access == Access::Denied {
         return unauthorized();
     }
-    let query = request.uri().query().unwrap_or("");
     let parsed =
-        MachineName::parse(machine, "machine").and_then(|m| Ok((m, mailbox_query(query)?)));
+        MachineName::parse(machine, "machine").and_then(|m| Ok((m, mailbox_query(request.query)?)));
     let (machine, query) = match parsed {
         Ok(p) => p,
         Err(e) => return hub_error(e),
@@ -379,13 +373,13 @@ fn events<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     machine: &str,
-    request: &http::Request<Body>,
+    request: &Request<'_>,
 ) -> Answer {
     let access = access(auth, request);
     if access == Access::Denied {
         return Answer::Now(unauthorized());
     }
-    if !accepts_event_stream(request.headers().get(header::ACCEPT)) {
+    if !accepts_event_stream(request.header("accept")) {
         return Answer::Now(error(
             StatusCode::NOT_ACCEPTABLE,
             "the inbox's events are sent as text/event-stream: accept it (Accept: \
@@ -426,7 +420,7 @@ fn events<S: Sql, C: Clock>(
 
 /// Where a stream starts: after `Last-Event-ID` (a reconnecting `EventSource` sends it), else
 /// after `?after=`, else at the start of the inbox.
-fn stream_start(request: &http::Request<Body>) -> Result<u64, HubError> {
+fn stream_start(request: &Request<'_>) -> Result<u64, HubError> {
     let id = |value: &str, what: &str| {
         value.trim().parse::<u64>().map_err(|_| {
             HubError::Invalid(format!(
@@ -434,12 +428,10 @@ fn stream_start(request: &http::Request<Body>) -> Result<u64, HubError> {
             ))
         })
     };
-    if let Some(value) = request.headers().get("last-event-id") {
-        let value = value.to_str().unwrap_or("?");
-        return id(value, "`Last-Event-ID`");
+    if let Some(value) = request.header("last-event-id") {
+        return id(visible_ascii(value).unwrap_or("?"), "`Last-Event-ID`");
     }
-    let query = request.uri().query().unwrap_or("");
-    match dochub_http::query_pairs(query)
+    match dochub_http::query_pairs(request.query)
         .into_iter()
         .find(|(key, _)| key == "after")
     {
@@ -449,11 +441,11 @@ fn stream_start(request: &http::Request<Body>) -> Result<u64, HubError> {
 }
 
 /// Whether an `Accept` header allows `text/event-stream` (no header allows anything).
-fn accepts_event_stream(accept: Option<&http::HeaderValue>) -> bool {
+fn accepts_event_stream(accept: Option<&str>) -> bool {
     let Some(accept) = accept else {
         return true;
     };
-    let Ok(accept) = accept.to_str() else {
+    let Some(accept) = visible_ascii(accept) else {
         return false;
     };
     accept.split(',').any(|range| {
@@ -473,7 +465,8 @@ fn acknowledge<S: Sql, C: Clock>(
     hub: &Hub<S, C>,
     auth: &HubAuth,
     machine: &str,
-    request: http::Request<Body>,
+    request: &Request<'_>,
+    body: Body,
 ) -> Response {
     #[derive(Deserialize)]
     struct Ack {
@@ -484,7 +477,7 @@ fn acknowledge<S: Sql, C: Clock>(
         machine: String,
         acknowledged: u64,
     }
-    let access = access(auth, &request);
+    let access = access(auth, request);
     if access == Access::Denied {
         return unauthorized();
     }
@@ -498,7 +491,7 @@ fn acknowledge<S: Sql, C: Clock>(
             &format!("this token may not acknowledge the inbox of `{machine}`"),
         );
     }
-    let body = match json_body(request) {
+    let body = match json_body(request, body) {
         Ok(body) => body,
         Err(response) => return *response,
     };
@@ -530,14 +523,14 @@ fn acknowledge<S: Sql, C: Clock>(
 }
 
 /// The body of a request that must be JSON: 415 for another content type, 413 when too large.
-fn json_body(request: http::Request<Body>) -> Result<Vec<u8>, Box<Response>> {
-    if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+fn json_body(request: &Request<'_>, body: Body) -> Result<Vec<u8>, Box<Response>> {
+    if !is_json(request.header("content-type")) {
         return Err(Box::new(error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Content-Type must be application/json",
         )));
     }
-    match request.into_body() {
+    match body {
         Body::Bytes(b) if b.len() <= MAX_REQUEST => Ok(b),
         _ => Err(Box::new(error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -625,20 +618,26 @@ fn parse_limit(value: &str) -> Result<usize, HubError> {
         .map_or(MAX_LIMIT, |n| n.clamp(1, MAX_LIMIT)))
 }
 
-fn access<B>(auth: &HubAuth, request: &http::Request<B>) -> Access {
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    auth.access(header)
+fn access(auth: &HubAuth, request: &Request<'_>) -> Access {
+    auth.access(request.authorization().and_then(visible_ascii))
 }
 
-fn is_json(content_type: Option<&http::HeaderValue>) -> bool {
-    let Some(value) = content_type.and_then(|v| v.to_str().ok()) else {
+fn is_json(content_type: Option<&str>) -> bool {
+    let Some(value) = content_type.and_then(visible_ascii) else {
         return false;
     };
     let essence = value.split(';').next().unwrap_or("").trim();
     essence.eq_ignore_ascii_case("application/json")
+}
+
+/// A header value as text, when it is all visible ASCII (and tabs), as HTTP's header values
+/// are: another reads as none, so a stray byte never passes for a token, JSON or an event
+/// stream.
+fn visible_ascii(value: &str) -> Option<&str> {
+    value
+        .bytes()
+        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+        .then_some(value)
 }
 
 fn respond<T: Serialize>(result: Result<(StatusCode, T), HubError>) -> Response {
@@ -783,8 +782,7 @@ mod tests {
 
     #[test]
     fn event_streams_need_an_accept_that_allows_them() {
-        let accepts =
-            |v: &str| accepts_event_stream(Some(&http::HeaderValue::from_str(v).unwrap()));
+        let accepts = |v: &str| accepts_event_stream(Some(v));
         assert!(accepts_event_stream(None));
         for ok in [
             "text/event-stream",
@@ -797,5 +795,15 @@ mod tests {
         for refused in ["application/json", "text/html", "text/event-stream;q=0"] {
             assert!(!accepts(refused), "{refused}");
         }
+    }
+
+    #[test]
+    fn a_header_value_that_is_not_visible_ascii_reads_as_none() {
+        assert!(is_json(Some("application/json;\tcharset=utf-8")));
+        assert!(!is_json(Some("application/json; charset=\u{e9}")));
+        assert!(!accepts_event_stream(Some(
+            "text/event-stream, text/\u{e9}"
+        )));
+        assert!(!accepts_event_stream(Some("text/event-stream\r")));
     }
 }

@@ -4,11 +4,30 @@
 mod common;
 
 use common::{SqliteDb, TestDb};
+use dochub_http::Request;
 use dochub_hub::api::{Body, MAX_REQUEST, handle};
 use dochub_hub::auth::{HubAuth, token_digest};
 use dochub_hub::{Hub, Limits, MAX_BODY};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
+
+/// A request as the hub component hands it over: `uri` is the whole path, and the query.
+fn request<'a>(method: &'a str, uri: &'a str, headers: &'a [(String, String)]) -> Request<'a> {
+    let (path, query) = uri.split_once('?').unwrap_or((uri, ""));
+    Request {
+        method,
+        path,
+        query,
+        headers,
+    }
+}
+
+fn owned(headers: &[(&str, &str)]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect()
+}
 
 struct Call<'a> {
     hub: &'a Hub<SqliteDb>,
@@ -23,11 +42,13 @@ impl Call<'_> {
         headers: &[(&str, &str)],
         body: Body,
     ) -> (StatusCode, http::HeaderMap, Value) {
-        let mut builder = http::Request::builder().method(method).uri(uri);
-        for (k, v) in headers {
-            builder = builder.header(*k, *v);
-        }
-        let response = handle(self.hub, &self.auth, builder.body(body).unwrap());
+        let headers = owned(headers);
+        let response = handle(
+            self.hub,
+            &self.auth,
+            &request(method.as_str(), uri, &headers),
+            body,
+        );
         assert_eq!(response.header("content-type"), Some("application/json"));
         let mut headers = http::HeaderMap::new();
         for (name, value) in &response.headers {
@@ -503,14 +524,11 @@ fn production_binds_each_token_to_its_machine() {
 }
 
 fn get(hub: &Hub<SqliteDb>, uri: &str, headers: &[(&str, &str)]) -> dochub_http::Response {
-    let mut builder = http::Request::builder().method(Method::GET).uri(uri);
-    for (k, v) in headers {
-        builder = builder.header(*k, *v);
-    }
     handle(
         hub,
         &HubAuth::new("development", ""),
-        builder.body(Body::Bytes(Vec::new())).unwrap(),
+        &request("GET", uri, &owned(headers)),
+        Body::Bytes(Vec::new()),
     )
 }
 
@@ -543,11 +561,9 @@ fn a_long_poll_is_woken_by_a_send_on_another_connection() {
 /// The [`dochub_hub::api::Later`] that `answer` hands back for `uri` (a long-poll of an empty
 /// inbox, or an event stream).
 fn later<C: dochub_hub::Clock>(hub: &Hub<SqliteDb, C>, uri: &str) -> dochub_hub::api::Later {
-    let request = http::Request::builder()
-        .uri(uri)
-        .body(Body::Bytes(Vec::new()))
-        .unwrap();
-    match dochub_hub::api::answer(hub, &HubAuth::new("development", ""), request) {
+    let auth = HubAuth::new("development", "");
+    let request = request("GET", uri, &[]);
+    match dochub_hub::api::answer(hub, &auth, &request, Body::Bytes(Vec::new())) {
         dochub_hub::api::Answer::Later(later) => later,
         dochub_hub::api::Answer::Now(response) => panic!("answered at once: {}", response.status),
     }
