@@ -577,3 +577,36 @@ async fn mail_tools_reply_in_threads_and_search_the_mailbox() {
     assert_eq!(bodies(&tool_json(&s[7])), ["lunch at noon"]);
     app.stop().await;
 }
+
+/// A read filtered by importance passes over older, less important messages: the next call
+/// acknowledges what it returned, by id, and those stay unread.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_importance_filtered_read_leaves_what_it_passed_over_unread() {
+    let Some(python) = mcp_python() else { return };
+    let app = basic_app().await;
+    send(&app, "ops", "pager", "routine").await;
+    let fire = reqwest::Client::new()
+        .post(app.url("/api/send"))
+        .json(&json!({"from": "ops", "to": "pager", "body": "fire", "importance": "urgent"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(fire.status(), 201);
+    let script = json!({
+        "command": dochub_bin().unwrap(),
+        "args": ["mcp", "--machine", "pager", "--hub", app.base_url()],
+        "steps": [
+            call("read_inbox", json!({"importance": "urgent"})),
+            call("read_inbox", json!({})),
+        ],
+    });
+    let report = run_mcp_client(&python, &script).unwrap();
+    let s = steps(&report);
+    assert_eq!(bodies(&tool_json(&s[0])), ["fire"]);
+    assert_eq!(
+        bodies(&tool_json(&s[1])),
+        ["routine"],
+        "not lost to the filter"
+    );
+    app.stop().await;
+}

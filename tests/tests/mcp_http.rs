@@ -89,7 +89,19 @@ async fn an_agent_answers_a_question_in_one_call() {
         .collect();
     assert_eq!(
         names,
-        ["query_docs", "search_docs", "read_doc", "list_docs"]
+        [
+            "send_message",
+            "reply_message",
+            "read_thread",
+            "search_messages",
+            "read_inbox",
+            "wait_for_messages",
+            "list_machines",
+            "query_docs",
+            "search_docs",
+            "read_doc",
+            "list_docs"
+        ]
     );
 
     let call = rpc(
@@ -306,7 +318,7 @@ async fn the_inspector_lists_and_calls_the_tools_over_http() {
         "{stderr}"
     );
     let listed: Value = serde_json::from_slice(&out.stdout).expect("the tools as JSON");
-    assert_eq!(listed["tools"].as_array().unwrap().len(), 4, "{listed}");
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 11, "{listed}");
     let out = inspect(
         [
             "--method",
@@ -368,7 +380,7 @@ async fn the_python_sdk_reads_the_docs_over_http() {
     };
     assert_eq!(
         steps[0]["ok"]["tools"].as_array().unwrap().len(),
-        4,
+        11,
         "{}",
         steps[0]
     );
@@ -392,5 +404,389 @@ async fn the_python_sdk_reads_the_docs_over_http() {
             .contains("prints 1.0")
     );
     assert_eq!(steps[6]["ok"]["isError"], true, "{}", steps[6]);
+    app.stop().await;
+}
+
+/// A `tools/call` over `/mcp` as `machine`: the tool's text and whether it is an error.
+async fn call_tool(
+    app: &TestApp,
+    machine: &str,
+    headers: &[(&str, &str)],
+    id: u64,
+    tool: &str,
+    arguments: Value,
+) -> (String, bool) {
+    let call = rpc(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    );
+    let (status, _, body) = post(app, &format!("/mcp?machine={machine}"), headers, &call).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let result = &answer["result"];
+    assert!(result.is_object(), "{answer}");
+    (
+        result["content"][0]["text"].as_str().unwrap().to_owned(),
+        result["isError"] == true,
+    )
+}
+
+fn ids(inbox_text: &str) -> Vec<u64> {
+    let inbox: Value = serde_json::from_str(inbox_text).unwrap();
+    inbox["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect()
+}
+
+async fn hub_inbox(app: &TestApp, machine: &str) -> Value {
+    let res = reqwest::get(app.url(&format!("/api/inbox/{machine}")))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    res.json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_hubs_tools_work_on_the_hubs_own_store() {
+    let app = app("development").await;
+    // Sent over /mcp: the row the hub's own route reads.
+    let (text, error) = call_tool(
+        &app,
+        "laptop",
+        &[],
+        1,
+        "send_message",
+        json!({"to": "ci", "body": "build 412?", "subject": "builds"}),
+    )
+    .await;
+    assert!(!error, "{text}");
+    let sent: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (sent["from"].as_str(), sent["to"].as_str()),
+        (Some("laptop"), Some("ci"))
+    );
+    let inbox = hub_inbox(&app, "ci").await;
+    assert_eq!(inbox["messages"][0]["body"], "build 412?", "{inbox}");
+
+    // ci reads it; reading marks nothing, so it comes back until ci acknowledges it.
+    let (text, _) = call_tool(&app, "ci", &[], 2, "read_inbox", json!({})).await;
+    assert_eq!(ids(&text), [sent["id"].as_u64().unwrap()]);
+    let (text, _) = call_tool(&app, "ci", &[], 3, "read_inbox", json!({})).await;
+    assert_eq!(ids(&text).len(), 1, "a lost answer loses nothing: {text}");
+    let (text, _) = call_tool(
+        &app,
+        "ci",
+        &[],
+        4,
+        "reply_message",
+        json!({"message_id": sent["id"], "body": "green"}),
+    )
+    .await;
+    let reply: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        (
+            reply["to"].as_str(),
+            reply["subject"].as_str(),
+            reply["thread"].clone()
+        ),
+        (Some("laptop"), Some("Re: builds"), sent["id"].clone())
+    );
+    let (text, _) = call_tool(
+        &app,
+        "ci",
+        &[],
+        5,
+        "read_inbox",
+        json!({"ack": [sent["id"]]}),
+    )
+    .await;
+    assert_eq!(ids(&text), Vec::<u64>::new(), "{text}");
+    assert_eq!(hub_inbox(&app, "ci").await["messages"], json!([]));
+
+    let (text, _) = call_tool(
+        &app,
+        "laptop",
+        &[],
+        6,
+        "read_thread",
+        json!({"thread": sent["id"]}),
+    )
+    .await;
+    let bodies: Vec<String> = serde_json::from_str::<Value>(&text).unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["body"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(bodies, ["build 412?", "green"]);
+    let (text, _) = call_tool(
+        &app,
+        "laptop",
+        &[],
+        7,
+        "search_messages",
+        json!({"query": "GREEN"}),
+    )
+    .await;
+    assert_eq!(ids(&text), [reply["id"].as_u64().unwrap()]);
+    let (text, _) = call_tool(&app, "laptop", &[], 8, "list_machines", json!({})).await;
+    assert!(
+        text.contains("\"ci\"") && text.contains("\"laptop\""),
+        "{text}"
+    );
+
+    // The hub's refusals reach the agent as tool errors.
+    let (text, error) = call_tool(
+        &app,
+        "laptop",
+        &[],
+        9,
+        "send_message",
+        json!({"to": "..", "body": "x"}),
+    )
+    .await;
+    assert!(error && text.contains("400"), "{text}");
+    let (text, error) = call_tool(
+        &app,
+        "laptop",
+        &[],
+        10,
+        "reply_message",
+        json!({"message_id": 999_999, "body": "x"}),
+    )
+    .await;
+    assert!(
+        error && text.contains("not in the mailbox of laptop"),
+        "{text}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_importance_filtered_read_never_marks_what_it_passed_over() {
+    let app = app("development").await;
+    for (id, body, importance) in [(1, "routine", "normal"), (2, "fire", "urgent")] {
+        let (text, error) = call_tool(
+            &app,
+            "ops",
+            &[],
+            id,
+            "send_message",
+            json!({"to": "pager", "body": body, "importance": importance}),
+        )
+        .await;
+        assert!(!error, "{text}");
+    }
+    let (urgent, _) = call_tool(
+        &app,
+        "pager",
+        &[],
+        3,
+        "read_inbox",
+        json!({"importance": "urgent"}),
+    )
+    .await;
+    assert_eq!(ids(&urgent).len(), 1, "{urgent}");
+    // Acknowledging the urgent one leaves the older, normal one unread.
+    let (rest, _) = call_tool(
+        &app,
+        "pager",
+        &[],
+        4,
+        "read_inbox",
+        json!({"ack": ids(&urgent)}),
+    )
+    .await;
+    let rest: Value = serde_json::from_str(&rest).unwrap();
+    assert_eq!(rest["messages"].as_array().unwrap().len(), 1, "{rest}");
+    assert_eq!(rest["messages"][0]["body"], "routine");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wait_for_messages_answers_when_a_message_arrives() {
+    let app = app("development").await;
+    // Registers the waiter, so the broadcast below reaches it.
+    call_tool(&app, "waiter", &[], 1, "read_inbox", json!({})).await;
+    let started = std::time::Instant::now();
+    let (text, _) = call_tool(
+        &app,
+        "waiter",
+        &[],
+        2,
+        "wait_for_messages",
+        json!({"timeout_seconds": 1}),
+    )
+    .await;
+    assert_eq!(ids(&text), Vec::<u64>::new());
+    assert!(started.elapsed() >= std::time::Duration::from_millis(900));
+
+    let sender = {
+        let url = app.url("/api/send");
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            reqwest::Client::new()
+                .post(url)
+                .json(&json!({"from": "ci", "to": "all", "body": "deploy done"}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        })
+    };
+    let started = std::time::Instant::now();
+    let (text, error) = call_tool(
+        &app,
+        "waiter",
+        &[],
+        3,
+        "wait_for_messages",
+        json!({"timeout_seconds": 20}),
+    )
+    .await;
+    assert!(!error, "{text}");
+    assert_eq!(sender.await.unwrap(), 201);
+    assert!(text.contains("deploy done"), "{text}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let (text, error) = call_tool(
+        &app,
+        "waiter",
+        &[],
+        4,
+        "wait_for_messages",
+        json!({"timeout_seconds": 26}),
+    )
+    .await;
+    assert!(error && text.contains("from 1 to 25"), "{text}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retried_send_is_stored_once_per_session_request() {
+    let app = app("development").await;
+    let init = rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18",
+        "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}}),
+    );
+    let (_, headers, _) = post(&app, "/mcp?machine=laptop", &[], &init).await;
+    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    assert!(session.len() >= 32, "{session}");
+    let (_, again, _) = post(&app, "/mcp?machine=laptop", &[], &init).await;
+    assert_ne!(
+        again["mcp-session-id"],
+        session.as_str(),
+        "each session its own id"
+    );
+
+    let in_session = [("mcp-session-id", session.as_str())];
+    let send = json!({"to": "ci", "body": "once"});
+    let (first, _) = call_tool(&app, "laptop", &in_session, 7, "send_message", send.clone()).await;
+    let (retry, _) = call_tool(&app, "laptop", &in_session, 7, "send_message", send.clone()).await;
+    assert_eq!(first, retry, "the retry answers the first send");
+    let (other, _) = call_tool(&app, "laptop", &in_session, 8, "send_message", send.clone()).await;
+    assert_ne!(first, other, "another request is another message");
+    // Without a session nothing is keyed: the same id sends again rather than losing it.
+    let (bare, _) = call_tool(&app, "laptop", &[], 7, "send_message", send).await;
+    assert_ne!(first, bare);
+    assert_eq!(
+        hub_inbox(&app, "ci").await["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_production_the_hubs_tools_act_as_the_tokens_machine() {
+    let app = app("production").await;
+    let token = [("authorization", "Bearer s3cret")];
+    let call = rpc(
+        1,
+        "tools/call",
+        json!({"name": "send_message",
+        "arguments": {"to": "ci", "body": "from the laptop"}}),
+    );
+    let (status, _, body) = post(&app, "/mcp", &token, &call).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap()["from"],
+        "laptop",
+        "{text}"
+    );
+    let call = rpc(
+        2,
+        "tools/call",
+        json!({"name": "read_inbox", "arguments": {}}),
+    );
+    let (status, _, body) = post(&app, "/mcp", &token, &call).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("\\\"machine\\\": \\\"laptop\\\""), "{body}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_sends_waits_and_acknowledges_over_http() {
+    let Some(python) = mcp_python() else { return };
+    let app = app("development").await;
+    let call =
+        |tool: &str, arguments: Value| json!({"op": "call", "tool": tool, "arguments": arguments});
+    let script = json!({
+        "url": app.url("/mcp?machine=agent"),
+        "steps": [
+            call("read_inbox", json!({})),
+            {"op": "post_later", "url": app.url("/api/send"), "delay_ms": 1000,
+             "json": {"from": "lead", "to": "agent", "body": "deploy 412"}},
+            call("wait_for_messages", json!({"timeout_seconds": 20})),
+            call("send_message", json!({"to": "lead", "body": "on it"})),
+            {"op": "http", "url": app.url("/api/inbox/agent")},
+        ],
+    });
+    let report = tokio::task::spawn_blocking(move || run_mcp_client(&python, &script))
+        .await
+        .unwrap()
+        .unwrap();
+    let steps = report["steps"].as_array().unwrap();
+    let text = |i: usize| {
+        steps[i]["ok"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(ids(&text(0)), Vec::<u64>::new(), "{}", steps[0]);
+    let woke = ids(&text(2));
+    assert_eq!(woke.len(), 1, "{}", steps[2]);
+    let woke_ms = steps[2]["ms"].as_f64().unwrap();
+    assert!((900.0..10_000.0).contains(&woke_ms), "{woke_ms} ms");
+    assert!(text(3).contains("\"from\": \"agent\""), "{}", text(3));
+    assert_eq!(
+        steps[4]["ok"]["messages"].as_array().unwrap().len(),
+        1,
+        "unread until a call acknowledges it: {}",
+        steps[4]
+    );
+    let ack = json!({
+        "url": app.url("/mcp?machine=agent"),
+        "steps": [call("read_inbox", json!({"ack": woke})), {"op": "http", "url": app.url("/api/inbox/agent")}],
+    });
+    let python = mcp_python().unwrap();
+    let report = tokio::task::spawn_blocking(move || run_mcp_client(&python, &ack))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report["steps"][1]["ok"]["messages"], json!([]), "{report}");
     app.stop().await;
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use dochub_hub::wait::Pause;
-use dochub_hub_spin::OpenStore;
+use dochub_hub_spin::Connector;
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::variables;
 use wasi::clocks::monotonic_clock;
@@ -43,22 +43,16 @@ async fn answer(req: IncomingRequest, incoming: &Incoming, auth: &HubAuth) -> Re
         Ok(limits) => limits,
         Err(e) => return Reply::Now(config_error(&e)),
     };
-    match HubStore::configured() {
-        // SQLite has no pool for waiters to starve: a wait keeps its one connection rather
-        // than opening the database file at every look. (The edge build has no SQLite: the
-        // open fails, saying so, and the request is answered 503.)
-        store @ HubStore::Sqlite => match store.open() {
-            Ok(db) => serve(move || Ok(db.clone()), limits, auth, &request, body),
-            Err(e) => Reply::Now(unavailable(&e)),
-        },
-        store @ HubStore::Postgres(_) => serve(move || store.open(), limits, auth, &request, body),
+    match HubStore::configured().connector() {
+        Ok(connect) => serve(connect, limits, auth, &request, body),
+        Err(e) => Reply::Now(unavailable(&e)),
     }
 }
 
 /// Answers on a connection from `connect`; a long-poll or a stream opens one per look at the
 /// store and lets it go in between, so waiting requests do not hold the pool's connections.
 fn serve(
-    connect: impl Fn() -> Result<OpenStore, String> + 'static,
+    connect: Connector,
     limits: Limits,
     auth: &HubAuth,
     request: &Request<'_>,

@@ -16,7 +16,10 @@
 //!    In development, the machine the `machine` query parameter names; none: 400.
 //! 5. A body over [`MAX_BODY`]: 413 with a JSON-RPC error.
 //!
-//! Tools listed here: the docs tools. The hub's tools are served by `dochub mcp` (stdio).
+//! Tools: the docs tools, answered from the catalog, and, when the component reaches the hub
+//! ([`HubApi`]), the hub's tools as the calling machine ([`hub`]). A session id
+//! (`Mcp-Session-Id`) is issued at `initialize` and kept by nothing: it only keys the sends
+//! of its requests, so that a retried request is stored once.
 
 use serde_json::{Value, json};
 
@@ -28,11 +31,16 @@ use dochub_hub::auth::{Access, HubAuth};
 use dochub_index::Source;
 use dochub_mcp::rpc::{self, Exchange, RpcError, Server, ToolOutput, code};
 use dochub_mcp::{
-    DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, Family, ListDocsArgs, QueryDocsArgs,
+    DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, Family, ListDocsArgs, NoArgs, QueryDocsArgs,
     RESOURCE_PREFIX, ReadDocArgs, SearchArgs, arguments,
 };
 
 use crate::agents::{self, ReadRequest, Scope, Versions};
+
+mod hub;
+
+pub use hub::HubApi;
+use hub::{HubTools, json_output};
 
 /// The largest request body read: a JSON-RPC message of a docs tool is a few hundred bytes.
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -62,7 +70,7 @@ fn rpc_error(status: u16, code: i64, message: &str) -> Response {
 
 /// The checks of the request's head (1 to 4 of the module docs): the calling machine, or the
 /// response that refuses the request. Made before the body is read.
-pub fn admit(config: &McpConfig, incoming: &Incoming) -> Result<MachineName, Response> {
+pub fn admit(config: &McpConfig, incoming: &Incoming) -> Result<Caller, Response> {
     if incoming.method != "POST" {
         return Err(Response::json_error(
             405,
@@ -93,7 +101,7 @@ pub fn admit(config: &McpConfig, incoming: &Incoming) -> Result<MachineName, Res
         Some(Ok(name)) => Some(name),
         Some(Err(e)) => return Err(Response::json_error(400, &e.to_string())),
     };
-    match config.auth.access(incoming.header("authorization")) {
+    let machine = match config.auth.access(incoming.header("authorization")) {
         Access::Denied => Err(Response::json_error(
             401,
             "Authentication required: send Authorization: Bearer <the machine's hub token>",
@@ -112,7 +120,31 @@ pub fn admit(config: &McpConfig, incoming: &Incoming) -> Result<MachineName, Res
                 "Say which machine is calling: /mcp?machine=<name> (letters, digits, `.`, `_`, `-`)",
             )
         }),
-    }
+    }?;
+    Ok(Caller {
+        machine,
+        authorization: incoming.header("authorization").map(str::to_owned),
+        session: incoming
+            .header("mcp-session-id")
+            .filter(|id| is_session_id(id))
+            .map(str::to_owned),
+    })
+}
+
+/// Who is calling `/mcp`, as [`admit`] found.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The calling machine.
+    pub machine: MachineName,
+    /// Its `Authorization`, which the hub's tools pass on.
+    authorization: Option<String>,
+    /// The session it names, if any.
+    session: Option<String>,
+}
+
+/// A session id as the transport allows it: 1 to 128 visible ASCII characters.
+fn is_session_id(id: &str) -> bool {
+    (1..=128).contains(&id.len()) && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
 /// Whether `origin` is the scheme and authority of the request's own URL.
@@ -129,36 +161,70 @@ fn same_origin(origin: &str, incoming: &Incoming) -> bool {
         .eq_ignore_ascii_case(&format!("{scheme}://{authority}"))
 }
 
-/// Answers an admitted request's body (check 5, then the exchange).
-pub fn respond(config: &McpConfig, machine: &MachineName, body: Body) -> Response {
+/// Answers an admitted request's body (check 5, then the exchange); the hub's tools are
+/// served when `hub` reaches the hub.
+pub fn respond(
+    config: &McpConfig,
+    caller: &Caller,
+    body: Body,
+    hub: Option<&dyn HubApi>,
+) -> Response {
     let Body::Bytes(bytes) = body else {
         let message = format!("Request body over {MAX_BODY} bytes");
         return rpc_error(413, code::INVALID_REQUEST, &message);
     };
-    let mut server = DocsServer {
+    let mut server = McpServer {
         source: &config.source,
-        machine,
+        caller,
+        hub,
+        request: None,
         warning: None,
     };
     let exchange = rpc::exchange(&bytes, &mut server);
-    let res = match exchange {
+    let mut res = match exchange {
         Exchange::Answer { status, body } => {
             Response::new(status, JSON, body.to_string().into_bytes())
         }
         Exchange::Accepted => Response::new(202, JSON, Vec::new()),
     };
+    let opened = matches!(&server.request, Some((method, _)) if method == "initialize");
+    if opened && res.status == 200 && caller.session.is_none() {
+        res = res.with_header("mcp-session-id", &new_session_id());
+    }
     res.with_warning(server.warning)
 }
 
-/// The docs tools over the catalog.
-struct DocsServer<'a> {
+/// A session id no other session has: 122 random bits.
+fn new_session_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// The docs tools over the catalog, and the hub's when it is reached.
+struct McpServer<'a> {
     source: &'a Source,
-    machine: &'a MachineName,
+    caller: &'a Caller,
+    hub: Option<&'a dyn HubApi>,
+    /// The request being answered: its method and id.
+    request: Option<(String, Value)>,
     /// Why the prebuilt index did not answer, for the log.
     warning: Option<String>,
 }
 
-impl DocsServer<'_> {
+impl McpServer<'_> {
+    fn hub_tools(&self) -> Option<HubTools<'_>> {
+        Some(HubTools {
+            api: self.hub?,
+            machine: &self.caller.machine,
+            authorization: self.caller.authorization.as_deref(),
+        })
+    }
+
+    /// The `Idempotency-Key` of a send by the request being answered, when it has a session.
+    fn send_key(&self) -> Option<String> {
+        let (_, id) = self.request.as_ref()?;
+        Some(hub::send_key(self.caller.session.as_deref()?, id))
+    }
+
     fn read<T>(
         &mut self,
         read: impl Fn(&dyn Catalog) -> Result<T, CatalogError>,
@@ -282,37 +348,52 @@ fn page_path(path: &str) -> Option<PagePath> {
         .then(|| PagePath::new(p, s, page))
 }
 
-fn json_output(value: &impl serde::Serialize) -> ToolOutput {
-    match serde_json::to_string_pretty(value) {
-        Ok(text) => ToolOutput::ok(text),
-        Err(e) => ToolOutput::error(format!("cannot encode the answer: {e}")),
-    }
-}
-
-impl Server for DocsServer<'_> {
+impl Server for McpServer<'_> {
     fn instructions(&self) -> String {
-        dochub_mcp::instructions(self.machine.as_str(), false)
+        dochub_mcp::instructions(self.caller.machine.as_str(), self.hub.is_some())
     }
 
     fn tools(&self) -> Vec<Value> {
         dochub_mcp::tools()
             .iter()
-            .filter(|t| t.family == Family::Docs)
+            .filter(|t| t.family == Family::Docs || self.hub.is_some())
             .map(|t| t.to_json())
             .collect()
     }
 
+    fn request(&mut self, method: &str, id: &Value) {
+        self.request = Some((method.to_owned(), id.clone()));
+    }
+
     fn call_tool(&mut self, name: &str, args: Option<&Value>) -> Result<ToolOutput, RpcError> {
         let invalid = RpcError::invalid_params;
+        let unknown = || {
+            invalid(format!(
+                "Unknown tool `{name}`; tools/list names the tools served here"
+            ))
+        };
         match name {
-            "query_docs" => self.query_docs(arguments(args).map_err(invalid)?),
-            "search_docs" => self.search_docs(arguments(args).map_err(invalid)?),
-            "read_doc" => self.read_doc(arguments(args).map_err(invalid)?),
-            "list_docs" => self.list_docs(arguments(args).map_err(invalid)?),
-            other => Err(invalid(format!(
-                "Unknown tool `{other}`; tools/list names the tools served here"
-            ))),
+            "query_docs" => return self.query_docs(arguments(args).map_err(invalid)?),
+            "search_docs" => return self.search_docs(arguments(args).map_err(invalid)?),
+            "read_doc" => return self.read_doc(arguments(args).map_err(invalid)?),
+            "list_docs" => return self.list_docs(arguments(args).map_err(invalid)?),
+            _ => {}
         }
+        let key = self.send_key();
+        let hub = self.hub_tools().ok_or_else(unknown)?;
+        Ok(match name {
+            "send_message" => hub.send_message(arguments(args).map_err(invalid)?, key.as_deref()),
+            "reply_message" => hub.reply_message(arguments(args).map_err(invalid)?, key.as_deref()),
+            "read_thread" => hub.read_thread(arguments(args).map_err(invalid)?),
+            "search_messages" => hub.search_messages(arguments(args).map_err(invalid)?),
+            "read_inbox" => hub.read_inbox(arguments(args).map_err(invalid)?),
+            "wait_for_messages" => hub.wait_for_messages(arguments(args).map_err(invalid)?),
+            "list_machines" => {
+                arguments::<NoArgs>(args).map_err(invalid)?;
+                hub.list_machines()
+            }
+            _ => return Err(unknown()),
+        })
     }
 
     fn list_resources(

@@ -40,7 +40,12 @@ fn incoming(method: &str, target: &str, headers: &[(&str, &str)]) -> Incoming {
 fn post(config: &McpConfig, target: &str, headers: &[(&str, &str)], body: &Value) -> Response {
     let incoming = incoming("POST", target, headers);
     match admit(config, &incoming) {
-        Ok(machine) => respond(config, &machine, Body::Bytes(body.to_string().into_bytes())),
+        Ok(caller) => respond(
+            config,
+            &caller,
+            Body::Bytes(body.to_string().into_bytes()),
+            None,
+        ),
         Err(refusal) => refusal,
     }
 }
@@ -130,7 +135,7 @@ fn the_transport_refuses_what_it_does_not_serve() {
         assert_eq!(res.status, 200, "{version}");
     }
     let machine = admit(&dev, &incoming("POST", "/mcp?machine=laptop", &[])).unwrap();
-    let (status, body) = status_and_json(&respond(&dev, &machine, Body::TooLarge));
+    let (status, body) = status_and_json(&respond(&dev, &machine, Body::TooLarge, None));
     assert_eq!(status, 413);
     assert!(
         body["error"]["message"]
@@ -138,7 +143,7 @@ fn the_transport_refuses_what_it_does_not_serve() {
             .unwrap()
             .contains(&MAX_BODY.to_string())
     );
-    let res = respond(&dev, &machine, Body::Bytes(b"{not json".to_vec()));
+    let res = respond(&dev, &machine, Body::Bytes(b"{not json".to_vec()), None);
     let (status, body) = status_and_json(&res);
     assert_eq!(
         (status, body["error"]["code"].clone(), body["id"].clone()),
@@ -305,4 +310,60 @@ fn pages_are_resources() {
     );
     let (_, body) = status_and_json(&res);
     assert_eq!(body["error"]["code"], -32002);
+}
+
+#[test]
+fn without_the_hub_only_the_docs_tools_are_served() {
+    let dev = config("development");
+    let list = post(
+        &dev,
+        "/mcp?machine=laptop",
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
+    let (_, body) = status_and_json(&list);
+    let names: Vec<&str> = body["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["query_docs", "search_docs", "read_doc", "list_docs"]
+    );
+    let res = post(
+        &dev,
+        "/mcp?machine=laptop",
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "read_inbox", "arguments": {}}}),
+    );
+    let (_, body) = status_and_json(&res);
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+}
+
+#[test]
+fn initialize_opens_a_session_and_a_session_keeps_its_id() {
+    let dev = config("development");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}});
+    let first = post(&dev, "/mcp?machine=laptop", &[], &init);
+    let id = first.header("mcp-session-id").unwrap().to_owned();
+    assert_eq!(id.len(), 32);
+    let second = post(&dev, "/mcp?machine=laptop", &[], &init);
+    assert_ne!(second.header("mcp-session-id"), Some(id.as_str()));
+    let within = post(
+        &dev,
+        "/mcp?machine=laptop",
+        &[("mcp-session-id", &id)],
+        &init,
+    );
+    assert_eq!(within.header("mcp-session-id"), None);
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    assert_eq!(
+        post(&dev, "/mcp?machine=laptop", &[], &ping).header("mcp-session-id"),
+        None
+    );
 }

@@ -8,7 +8,6 @@ use std::time::Duration;
 use dochub_content::encode_segment;
 use dochub_hub::{Importance, Inbox};
 use reqwest::{Method, StatusCode};
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::ssh::{SshError, SshTunnel};
@@ -87,25 +86,7 @@ pub struct Client {
     token: Option<String>,
 }
 
-/// A message to send, as `POST /api/send` takes it; the optional fields are left out when unset.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Outgoing<'a> {
-    /// The sending machine.
-    pub from: &'a str,
-    /// The receiving machine, or `all`.
-    pub to: &'a str,
-    /// The text.
-    pub body: &'a str,
-    /// What it is about.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub subject: Option<&'a str>,
-    /// How much it matters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub importance: Option<Importance>,
-    /// The id of the message it answers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reply_to: Option<u64>,
-}
+pub use dochub_hub::Outgoing;
 
 /// What a mailbox read asks for (`GET /api/messages/<machine>`).
 #[derive(Debug, Clone, Default)]
@@ -359,8 +340,19 @@ impl Client {
 
     /// Marks every message of `machine`'s inbox up to `through` read.
     pub async fn ack(&self, machine: &str, through: u64) -> Result<Ack, ClientError> {
+        self.acknowledge(machine, serde_json::json!({ "through": through }))
+            .await
+    }
+
+    /// Marks these messages read, and no other: what a read filtered by importance returned,
+    /// which may have passed over older messages that must stay unread.
+    pub async fn ack_ids(&self, machine: &str, ids: &[u64]) -> Result<Ack, ClientError> {
+        self.acknowledge(machine, serde_json::json!({ "ids": ids }))
+            .await
+    }
+
+    async fn acknowledge(&self, machine: &str, payload: Value) -> Result<Ack, ClientError> {
         let route = format!("/api/inbox/{}/ack", encode_segment(machine));
-        let payload = serde_json::json!({ "through": through });
         match self.json(Method::POST, &route, Some(payload), None).await {
             Ok(v) => Ok(Ack::Acknowledged(
                 v.get("acknowledged").and_then(Value::as_u64).unwrap_or(0),

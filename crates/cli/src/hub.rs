@@ -207,8 +207,10 @@ async fn inbox(client: &Client, a: &InboxArgs, out: &Output) -> anyhow::Result<(
         )
         .await?;
     out.json_or(&inbox, || inbox_text(&inbox))?;
-    if two_step && let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() {
-        match client.ack(&a.machine, last).await? {
+    let ids: Vec<u64> = inbox.messages.iter().map(|m| m.message.id).collect();
+    // By id, not through the last: with `--importance` older messages were passed over.
+    if two_step && !ids.is_empty() {
+        match client.ack_ids(&a.machine, &ids).await? {
             Ack::Acknowledged(_) => {}
             Ack::Unsupported => bail!("the hub stopped accepting acknowledgements"),
         }

@@ -16,8 +16,8 @@
 //! and reads no further while [`stdio::MAX_IN_FLIGHT`] requests wait for their answers.
 //!
 //! **`read_inbox` and `wait_for_messages` lose nothing.** It reads without acknowledging, returns the messages, and
-//! acknowledges them (`POST /api/inbox/<machine>/ack {"through": <last id>}`) at the start of the
-//! *next* `read_inbox` call, and only if the answer was written to stdout in full (a call the
+//! acknowledges them (`POST /api/inbox/<machine>/ack {"ids": [...]}`, by id: a read filtered
+//! by importance passes over older messages) at the start of the *next* read, and only if the answer was written to stdout in full (a call the
 //! client cancelled is answered by nobody, so its messages stay unread). By then the client has
 //! provably received the answer and come back for more; if it dies first, the messages are
 //! returned again in the next session: at least once, never zero times. A hub without the
@@ -43,9 +43,9 @@ use serde_json::Value;
 use crate::client::{Ack, Client, ClientError, MailboxRead, Outgoing};
 use dochub_hub::Importance;
 use dochub_mcp::{
-    DEFAULT_LIMIT, DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, DEFAULT_WAIT_SECONDS, ListDocsArgs,
-    MAX_WAIT_SECONDS, NoArgs, QueryDocsArgs, ReadArgs, ReadDocArgs, ReplyArgs, SearchArgs,
-    SearchMessagesArgs, SendArgs, ThreadArgs, WaitArgs,
+    DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, InboxRead, ListDocsArgs, NoArgs, QueryDocsArgs,
+    ReadArgs, ReadDocArgs, ReplyArgs, SearchArgs, SearchMessagesArgs, SendArgs, ThreadArgs,
+    WaitArgs,
 };
 pub use dochub_mcp::{INBOX_PREFIX, RESOURCE_PREFIX};
 
@@ -75,10 +75,11 @@ struct AckBook {
 
 #[derive(Default)]
 struct AckState {
-    /// Answers computed but not yet written: request id → last message id.
-    answered: HashMap<RequestId, u64>,
-    /// The highest last id of answers written to the client.
-    delivered: Option<u64>,
+    /// Answers computed but not yet written: request id → the ids of their messages.
+    answered: HashMap<RequestId, Vec<u64>>,
+    /// The ids of messages in answers written to the client. By id, not through the highest:
+    /// a read filtered by importance passes over older messages, which must stay unread.
+    delivered: Vec<u64>,
 }
 
 impl AckBook {
@@ -87,24 +88,26 @@ impl AckBook {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn answered(&self, id: RequestId, through: u64) {
-        self.lock().answered.insert(id, through);
+    fn answered(&self, id: RequestId, messages: Vec<u64>) {
+        self.lock().answered.insert(id, messages);
     }
 
     fn written(&self, id: &RequestId) {
         let mut state = self.lock();
-        if let Some(through) = state.answered.remove(id) {
-            state.delivered = Some(state.delivered.map_or(through, |d| d.max(through)));
+        if let Some(messages) = state.answered.remove(id) {
+            state.delivered.extend(messages);
         }
     }
 
-    fn take_delivered(&self) -> Option<u64> {
-        self.lock().delivered.take()
+    fn take_delivered(&self) -> Vec<u64> {
+        let mut delivered = std::mem::take(&mut self.lock().delivered);
+        delivered.sort_unstable();
+        delivered.dedup();
+        delivered
     }
 
-    fn restore(&self, through: u64) {
-        let mut state = self.lock();
-        state.delivered = Some(state.delivered.map_or(through, |d| d.max(through)));
+    fn restore(&self, messages: Vec<u64>) {
+        self.lock().delivered.extend(messages);
     }
 }
 
@@ -198,26 +201,12 @@ impl DochubMcp {
         let original = match self.client.message(&self.machine, args.message_id).await {
             Ok(Some(found)) => found.message,
             Ok(None) => {
-                return Ok(error_text(format!(
-                    "message {} is not in the mailbox of {}: reply to a message it sent or received (read_inbox, read_thread and search_messages show their ids)",
-                    args.message_id, self.machine
-                )));
+                let why = dochub_mcp::not_in_mailbox(args.message_id, &self.machine);
+                return Ok(error_text(why));
             }
             Err(e) => return Ok(tool_error(e)),
         };
-        let to = if original.from == self.machine {
-            original.to.as_str()
-        } else {
-            original.from.as_str()
-        };
-        let subject = original.subject.as_deref().map(|s| {
-            if s.starts_with("Re: ") {
-                s.to_owned()
-            } else {
-                // Cut to the hub's 200 characters with the prefix.
-                format!("Re: {}", s.chars().take(196).collect::<String>())
-            }
-        });
+        let (to, subject) = dochub_mcp::reply_to(&original, &self.machine);
         let outgoing = Outgoing {
             from: &self.machine,
             to,
@@ -248,12 +237,10 @@ impl DochubMcp {
     }
 
     async fn search_messages(&self, args: SearchMessagesArgs) -> Result<CallToolResult, ErrorData> {
-        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=200).contains(&limit) {
-            return Ok(error_text(format!(
-                "`limit` must be from 1 to 200, not {limit}"
-            )));
-        }
+        let limit = match dochub_mcp::search_limit(&args) {
+            Ok(limit) => limit,
+            Err(e) => return Ok(error_text(e)),
+        };
         let read = MailboxRead {
             limit: Some(limit),
             search: Some(&args.query),
@@ -266,19 +253,14 @@ impl DochubMcp {
     }
 
     async fn read_inbox(&self, args: ReadArgs, id: RequestId) -> Result<CallToolResult, ErrorData> {
-        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=500).contains(&limit) {
-            return Ok(error_text(format!(
-                "`limit` must be from 1 to 500, not {limit}"
-            )));
-        }
-        let importance = args.importance.map(Importance::from);
-        Ok(
-            match self.read_inbox_inner(limit, importance, id, None).await {
-                Ok(inbox) => json_result(&inbox),
-                Err(e) => tool_error(e),
-            },
-        )
+        let read = match InboxRead::of_read(args) {
+            Ok(read) => read,
+            Err(e) => return Ok(error_text(e)),
+        };
+        Ok(match self.read_inbox_inner(read, id).await {
+            Ok(inbox) => json_result(&inbox),
+            Err(e) => tool_error(e),
+        })
     }
 
     async fn wait_for_messages(
@@ -286,28 +268,14 @@ impl DochubMcp {
         args: WaitArgs,
         id: RequestId,
     ) -> Result<CallToolResult, ErrorData> {
-        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        let seconds = args.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
-        if !(1..=500).contains(&limit) {
-            return Ok(error_text(format!(
-                "`limit` must be from 1 to 500, not {limit}"
-            )));
-        }
-        if !(1..=MAX_WAIT_SECONDS).contains(&seconds) {
-            return Ok(error_text(format!(
-                "`timeout_seconds` must be from 1 to {MAX_WAIT_SECONDS}, not {seconds}"
-            )));
-        }
-        let wait = std::time::Duration::from_secs(seconds.into());
-        Ok(
-            match self
-                .read_inbox_inner(limit, args.importance.map(Importance::from), id, Some(wait))
-                .await
-            {
-                Ok(inbox) => json_result(&inbox),
-                Err(e) => tool_error(e),
-            },
-        )
+        let read = match InboxRead::of_wait(args) {
+            Ok(read) => read,
+            Err(e) => return Ok(error_text(e)),
+        };
+        Ok(match self.read_inbox_inner(read, id).await {
+            Ok(inbox) => json_result(&inbox),
+            Err(e) => tool_error(e),
+        })
     }
 
     async fn list_machines(&self) -> Result<CallToolResult, ErrorData> {
@@ -415,26 +383,29 @@ fn listed_tools() -> Vec<Tool> {
 }
 
 impl DochubMcp {
-    /// Acknowledges what the last answer delivered, then reads (waiting up to `wait` for a
-    /// message); the answer's messages are acknowledged by the next call, once delivered.
+    /// Acknowledges what the last answers delivered and what the agent names in `ack`, then
+    /// reads (waiting up to `wait` for a message); the answer's messages are acknowledged by
+    /// the next call, once delivered.
     async fn read_inbox_inner(
         &self,
-        limit: u32,
-        importance: Option<Importance>,
+        read: InboxRead,
         id: RequestId,
-        wait: Option<std::time::Duration>,
     ) -> Result<dochub_hub::Inbox, ClientError> {
         let mode = self.ack_mode().await?;
         if mode == AckMode::OnRead {
             return self
                 .client
-                .inbox_at_least(&self.machine, importance, limit, true, wait)
+                .inbox_at_least(&self.machine, read.importance, read.limit, true, read.wait)
                 .await;
         }
-        if let Some(through) = self.book.take_delivered() {
-            let acked = self.client.ack(&self.machine, through).await;
+        let delivered = self.book.take_delivered();
+        let mut ids: Vec<u64> = delivered.iter().chain(&read.ack).copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for chunk in ids.chunks(dochub_hub::MAX_LIMIT) {
+            let acked = self.client.ack_ids(&self.machine, chunk).await;
             if !matches!(acked, Ok(Ack::Acknowledged(_))) {
-                self.book.restore(through);
+                self.book.restore(delivered);
                 let why = match acked {
                     Err(e) => e.to_string(),
                     _ => "the hub no longer has the acknowledgement route".into(),
@@ -449,10 +420,11 @@ impl DochubMcp {
         }
         let inbox = self
             .client
-            .inbox_at_least(&self.machine, importance, limit, false, wait)
+            .inbox_at_least(&self.machine, read.importance, read.limit, false, read.wait)
             .await?;
-        if let Some(last) = inbox.messages.iter().map(|m| m.message.id).max() {
-            self.book.answered(id, last);
+        let returned: Vec<u64> = inbox.messages.iter().map(|m| m.message.id).collect();
+        if !returned.is_empty() {
+            self.book.answered(id, returned);
         }
         Ok(inbox)
     }

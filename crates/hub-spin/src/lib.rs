@@ -78,6 +78,29 @@ impl HubStore {
     }
 }
 
+/// Connections for one request, one per call: [`HubStore::connector`].
+pub type Connector = Box<dyn Fn() -> Result<OpenStore, String>>;
+
+impl HubStore {
+    /// Connections for one request that may wait (a long-poll, a stream): SQLite's database
+    /// is opened once and kept, as it has no pool for waiters to starve and need not be opened
+    /// at every look; PostgreSQL gives a connection from Spin's pool at each call, so a
+    /// waiting request holds none in between. An SQLite that does not open (or the edge
+    /// build's missing one) fails here; PostgreSQL's errors come from each call.
+    pub fn connector(&self) -> Result<Connector, String> {
+        match self {
+            HubStore::Sqlite => {
+                let db = self.open()?;
+                Ok(Box::new(move || Ok(db.clone())))
+            }
+            HubStore::Postgres(_) => {
+                let store = self.clone();
+                Ok(Box::new(move || store.open()))
+            }
+        }
+    }
+}
+
 /// Why the edge build has no store while `hub_database_url` is empty.
 #[cfg(feature = "edge")]
 const NO_SQLITE: &str = "the hub keeps its messages in PostgreSQL in the edge build, and no \

@@ -11,7 +11,7 @@
 //! | `/api/inbox/<machine>?limit=&ack=&wait=&importance=` | GET | 200, `{"machine", "messages": [...]}` |
 //! | `/api/messages/<machine>?limit=&before=&thread=&q=` | GET | 200, the mailbox, newest first |
 //! | `/api/inbox/<machine>/events` | GET (`Accept: text/event-stream`) | 200, one event per message |
-//! | `/api/inbox/<machine>/ack` | POST JSON `{"through": <id>}` | 200, `{"machine", "acknowledged"}` |
+//! | `/api/inbox/<machine>/ack` | POST JSON `{"through": <id>}` or `{"ids": [<id>, ...]}` | 200, `{"machine", "acknowledged"}` |
 //! | `/machines` | GET | 200, `[{"name", "last_seen"}]` |
 //!
 //! Errors are JSON `{"error": "..."}`: 400 bad input, 401 no valid token (production), 403 a
@@ -194,12 +194,31 @@ pub fn handle<S: Sql, C: Clock>(
     request: &Request<'_>,
     body: Body,
 ) -> Response {
-    match answer(hub, auth, request, body) {
+    let connect = || Ok(hub.borrowed());
+    handle_with(&connect, auth, request, body, &ThreadPause::default())
+}
+
+/// [`handle`] on a connection from `connect` for each look at the store, pausing with `pause`
+/// in between: a caller on a pooled store lets its connection go while a long-poll waits.
+pub fn handle_with<S: Sql, C: Clock>(
+    connect: Connect<'_, S, C>,
+    auth: &HubAuth,
+    request: &Request<'_>,
+    body: Body,
+    pause: &dyn Pause,
+) -> Response {
+    if let Some(refusal) = check_before_body(auth, request) {
+        return refusal;
+    }
+    let answered = match connect() {
+        Ok(hub) => answer(&hub, auth, request, body),
+        Err(e) => return hub_error(e),
+    };
+    match answered {
         Answer::Now(response) => response,
         Answer::Later(later) => {
             let mut body = Vec::new();
-            let connect = || Ok(hub.borrowed());
-            match later.run(&connect, &ThreadPause::default(), &mut body) {
+            match later.run(connect, pause, &mut body) {
                 Ok(()) => Response { body, ..later.head },
                 Err(WaitError::Hub(e)) => hub_error(e),
                 Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
@@ -471,11 +490,16 @@ fn acknowledge<S: Sql, C: Clock>(
     #[derive(Deserialize)]
     struct Ack {
         through: Option<serde_json::Value>,
+        ids: Option<serde_json::Value>,
     }
     #[derive(Serialize)]
     struct Acknowledged {
         machine: String,
         acknowledged: u64,
+    }
+    enum Which {
+        Through(u64),
+        Ids(Vec<u64>),
     }
     let access = access(auth, request);
     if access == Access::Denied {
@@ -495,23 +519,35 @@ fn acknowledge<S: Sql, C: Clock>(
         Ok(body) => body,
         Err(response) => return *response,
     };
-    let through = match serde_json::from_slice::<Ack>(&body) {
+    let invalid = |message: &str| hub_error(HubError::Invalid(message.to_owned()));
+    let which = match serde_json::from_slice::<Ack>(&body) {
         Ok(Ack {
-            through: Some(serde_json::Value::Number(n)),
-        }) if n.as_u64().is_some() => n.as_u64().unwrap_or_default(),
+            through: Some(through),
+            ids: None,
+        }) => match through.as_u64() {
+            Some(n) => Which::Through(n),
+            None => return invalid(ACK_THROUGH),
+        },
+        Ok(Ack {
+            through: None,
+            ids: Some(ids),
+        }) => match serde_json::from_value::<Vec<u64>>(ids) {
+            Ok(ids) => Which::Ids(ids),
+            Err(_) => return invalid(ACK_IDS),
+        },
+        Ok(Ack { through: None, .. }) => return invalid(ACK_THROUGH),
         Ok(_) => {
-            return hub_error(HubError::Invalid(
-                "`through` must be the id (a non-negative integer) of the last message to mark read"
-                    .to_owned(),
-            ));
+            return invalid("give `through` or `ids`, not both");
         }
         Err(e) => {
-            return hub_error(HubError::Invalid(format!(
-                "the body is not a JSON object: {e}"
-            )));
+            return invalid(&format!("the body is not a JSON object: {e}"));
         }
     };
-    respond(hub.acknowledge(&machine, through).map(|acknowledged| {
+    let marked = match which {
+        Which::Through(through) => hub.acknowledge(&machine, through),
+        Which::Ids(ids) => hub.acknowledge_ids(&machine, &ids),
+    };
+    respond(marked.map(|acknowledged| {
         (
             StatusCode::OK,
             Acknowledged {
@@ -521,6 +557,10 @@ fn acknowledge<S: Sql, C: Clock>(
         )
     }))
 }
+
+const ACK_THROUGH: &str =
+    "`through` must be the id (a non-negative integer) of the last message to mark read";
+const ACK_IDS: &str = "`ids` must be a list of message ids (non-negative integers) to mark read";
 
 /// The body of a request that must be JSON: 415 for another content type, 413 when too large.
 fn json_body(request: &Request<'_>, body: Body) -> Result<Vec<u8>, Box<Response>> {

@@ -166,8 +166,8 @@ pub mod wait;
 
 pub use model::{
     BROADCAST, IdempotencyKey, Importance, Inbox, InboxMessage, MAX_BODY, MAX_KEY_LEN,
-    MAX_NAME_LEN, MAX_SUBJECT_CHARS, MachineEntry, MachineName, Message, Recipient, SendRequest,
-    iso_millis,
+    MAX_NAME_LEN, MAX_SUBJECT_CHARS, MachineEntry, MachineName, Message, Outgoing, Recipient,
+    SendRequest, iso_millis,
 };
 pub use sql::{Dialect, Sql, SqlError, SqlValue, StoreFailure, first_row};
 pub use store::{

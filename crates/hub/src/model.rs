@@ -282,6 +282,26 @@ impl IdempotencyKey {
     }
 }
 
+/// A message to send, as `POST /api/send` takes it; the optional fields are left out when unset.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Outgoing<'a> {
+    /// The sending machine.
+    pub from: &'a str,
+    /// The receiving machine, or `all`.
+    pub to: &'a str,
+    /// The text.
+    pub body: &'a str,
+    /// What it is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<&'a str>,
+    /// How much it matters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub importance: Option<Importance>,
+    /// The id of the message it answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<u64>,
+}
+
 /// A message as `POST /api/send` returns it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {

@@ -643,21 +643,57 @@ impl<S: Sql, C: Clock> Hub<S, C> {
     /// many were marked. A repeat returns 0.
     pub fn acknowledge(&self, machine: &MachineName, through: u64) -> Result<u64, HubError> {
         let through = i64::try_from(through).unwrap_or(i64::MAX);
+        self.mark_read(machine, "id <= $4", vec![through.into()])
+    }
+
+    /// Marks the messages of `machine`'s inbox with these ids read, and no other: what a reader
+    /// was given, when it read with an importance filter that left older messages unread.
+    /// At most [`MAX_LIMIT`] ids (what one read returns); ids not in the inbox are passed
+    /// over. Registers the machine; returns how many were marked.
+    pub fn acknowledge_ids(&self, machine: &MachineName, ids: &[u64]) -> Result<u64, HubError> {
+        if ids.len() > MAX_LIMIT {
+            return Err(HubError::Invalid(format!(
+                "at most {MAX_LIMIT} ids are acknowledged at once, not {}",
+                ids.len()
+            )));
+        }
+        if ids.is_empty() {
+            // Still a registering call, as acknowledging nothing by `through` is.
+            return self.seen(machine).map(|()| 0);
+        }
+        let placeholders = (0..ids.len())
+            .map(|i| format!("CAST(${} AS BIGINT)", i + 4))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let ids = ids
+            .iter()
+            .map(|&id| i64::try_from(id).unwrap_or(i64::MAX).into())
+            .collect();
+        self.mark_read(machine, &format!("id IN ({placeholders})"), ids)
+    }
+
+    /// Marks the unread, unexpired messages of `machine`'s inbox that `which` (over `$4` on)
+    /// picks read, registering the machine.
+    fn mark_read(
+        &self,
+        machine: &MachineName,
+        which: &str,
+        which_params: Vec<SqlValue>,
+    ) -> Result<u64, HubError> {
         let now = self.clock.now_ms();
         let oldest = now - self.limits.retention_ms;
+        let mut params: Vec<SqlValue> = vec![machine.as_str().into(), now.into(), oldest.into()];
+        params.extend(which_params);
         self.with_schema(|| {
             self.touch(machine, now)?;
             // Expired messages are no longer in the inbox: the purge deletes them, and marking
             // them would lock rows it may be deleting (see `postgres::purge_messages`).
             let marked = self.execute(
-                "UPDATE hub_messages SET read_at = $3 \
-                 WHERE machine = $1 AND id <= $2 AND read_at IS NULL AND created >= $4",
-                &[
-                    machine.as_str().into(),
-                    through.into(),
-                    now.into(),
-                    oldest.into(),
-                ],
+                &format!(
+                    "UPDATE hub_messages SET read_at = $2 \
+                     WHERE machine = $1 AND {which} AND read_at IS NULL AND created >= $3"
+                ),
+                &params,
             )?;
             if marked > 0 {
                 self.trim_read_after_commit(machine);

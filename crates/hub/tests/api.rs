@@ -393,7 +393,18 @@ fn two_step_acknowledgement_over_http() {
     assert_eq!(value, json!({"machine": "b", "acknowledged": 0}));
     let (_, inbox) = c.get("/api/inbox/b", None);
     assert_eq!(inbox["messages"][0]["body"], "m3");
+    // By id: only those.
+    let (_, inbox) = c.get("/api/inbox/b", None);
+    let last = inbox["messages"][0]["id"].clone();
+    let (status, value) = c.ack("b", &json!({"ids": [last, 999_999]}).to_string(), None);
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(value, json!({"machine": "b", "acknowledged": 1}));
+    let (_, inbox) = c.get("/api/inbox/b", None);
+    assert_eq!(inbox["messages"], json!([]));
     for (body, reason) in [
+        (r#"{"ids": [1, -2]}"#, "`ids`"),
+        (r#"{"ids": 3}"#, "`ids`"),
+        (r#"{"ids": [1], "through": 1}"#, "not both"),
         ("{}", "`through`"),
         (r#"{"through": -1}"#, "`through`"),
         (r#"{"through": "3"}"#, "`through`"),

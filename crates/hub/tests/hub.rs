@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use common::{ManualClock, SqliteDb, T0, TestDb};
 use dochub_hub::{
-    Clock, Hub, HubError, IdempotencyKey, Limits, MachineName, MailboxQuery, Message, SendRequest,
-    Sql,
+    Clock, Hub, HubError, IdempotencyKey, Importance, Limits, MachineName, MailboxQuery, Message,
+    SendRequest, Sql,
 };
 
 fn name(n: &str) -> MachineName {
@@ -167,6 +167,57 @@ fn only_registering_reads_and_sends_register() {
     hub.inbox(&name("reader"), 10, false, true).unwrap();
     hub.acknowledge(&name("acker"), 0).unwrap();
     assert_eq!(names(&hub), ["acker", "reader", "sender"]);
+}
+
+#[test]
+fn acknowledging_by_id_marks_those_and_no_other() {
+    let db = TestDb::new();
+    let hub = db.hub();
+    let routine = hub.send(&req("a", "b", "routine"), None).unwrap();
+    let urgent = SendRequest::from_json(
+        br#"{"from": "a", "to": "b", "body": "fire", "importance": "urgent"}"#,
+    )
+    .unwrap();
+    let fire = hub.send(&urgent, None).unwrap();
+    let read = hub
+        .inbox_at_least(&name("b"), Importance::Urgent, 10, false, true)
+        .unwrap();
+    assert_eq!(read.messages.len(), 1);
+    assert_eq!(hub.acknowledge_ids(&name("b"), &[fire.id]).unwrap(), 1);
+    assert_eq!(
+        bodies(&hub, "b", 10, false),
+        ["routine"],
+        "passed over, kept"
+    );
+    assert_eq!(
+        hub.acknowledge_ids(&name("b"), &[fire.id, 999_999])
+            .unwrap(),
+        0,
+        "a repeat, and an id not in the inbox, mark nothing"
+    );
+    assert_eq!(
+        hub.acknowledge_ids(&name("other"), &[routine.id]).unwrap(),
+        0,
+        "another machine's id is not in this inbox"
+    );
+    assert_eq!(hub.acknowledge_ids(&name("b"), &[routine.id]).unwrap(), 1);
+    assert!(bodies(&hub, "b", 10, false).is_empty());
+    assert_eq!(hub.acknowledge_ids(&name("fresh"), &[]).unwrap(), 0);
+    let many: Vec<u64> = (1..=501).collect();
+    assert!(matches!(
+        hub.acknowledge_ids(&name("b"), &many),
+        Err(HubError::Invalid(_))
+    ));
+    let machines: Vec<String> = hub
+        .machines()
+        .unwrap()
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert!(
+        machines.contains(&"fresh".to_owned()),
+        "acknowledging none registers"
+    );
 }
 
 #[test]

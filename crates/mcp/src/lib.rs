@@ -12,8 +12,11 @@
 //! ```
 #![deny(missing_docs)]
 
+mod hub;
 pub mod rpc;
 mod tools;
+
+pub use hub::{InboxRead, not_in_mailbox, reply_to, search_limit};
 
 pub use tools::{
     DEFAULT_LIMIT, DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, DEFAULT_WAIT_SECONDS, DocsScope,

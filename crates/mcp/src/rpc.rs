@@ -115,6 +115,10 @@ pub trait Server {
     /// Runs a tool; an unknown tool or arguments that do not fit are [`RpcError`]s.
     fn call_tool(&mut self, name: &str, arguments: Option<&Value>) -> Result<ToolOutput, RpcError>;
 
+    /// Told of each request before it is answered, with its method and id: a server that
+    /// keys work by request (an idempotent send, a session opened) keeps them.
+    fn request(&mut self, _method: &str, _id: &Value) {}
+
     /// `resources/list`: one page of resources and the cursor of the next.
     fn list_resources(
         &mut self,
@@ -237,6 +241,7 @@ pub fn exchange(body: &[u8], server: &mut dyn Server) -> Exchange {
             body: error_body(id, &RpcError::invalid_params("`params` must be an object")),
         };
     }
+    server.request(method, &id);
     let result = answer(method, params, server);
     Exchange::Answer {
         status: 200,

@@ -119,14 +119,14 @@ pub fn tools() -> Vec<ToolSpec> {
         ),
         spec(
             "read_inbox",
-            "Read this machine's unread messages from the dochub hub, oldest first, as JSON {machine, messages: [{id, from, to, body, timestamp, read}]}. The messages returned are marked read when you call read_inbox again, so call it again to get the next ones; an empty list means the inbox is empty.",
+            "Read this machine's unread messages from the dochub hub, oldest first, as JSON {machine, messages: [{id, from, to, body, timestamp, read}]}; an empty list means the inbox is empty. Reading marks nothing read, so no message is lost when an answer is: pass the ids you got as `ack` in your next read_inbox or wait_for_messages call, which marks them read before it reads (until then they are returned again). dochub mcp on stdio also marks what it returned at your next call by itself.",
             input_schema::<ReadArgs>(),
             false,
             Hub,
         ),
         spec(
             "wait_for_messages",
-            "Wait until this machine has unread messages in the dochub hub, then return them as read_inbox does (oldest first, JSON {machine, messages}); returns an empty list if none arrives within timeout_seconds (1 to 25, default 20). Use it instead of calling read_inbox in a loop. The messages returned are marked read when you call read_inbox or wait_for_messages again.",
+            "Wait until this machine has unread messages in the dochub hub, then return them as read_inbox does (oldest first, JSON {machine, messages}); returns an empty list if none arrives within timeout_seconds (1 to 25, default 20). Use it instead of calling read_inbox in a loop, passing as `ack` the ids of the messages the last call returned: they are marked read first, else they are returned again at once (dochub mcp on stdio also marks them by itself).",
             input_schema::<WaitArgs>(),
             false,
             Hub,
@@ -277,6 +277,12 @@ pub struct ReadArgs {
     #[serde(default)]
     #[schemars(with = "Level")]
     pub importance: Option<Level>,
+    /// The ids of messages an earlier read_inbox or wait_for_messages returned that you have
+    /// now: they are marked read before this call reads, and never returned again. Ids not
+    /// in the inbox (read already, or never there) are passed over. At most 500.
+    #[serde(default)]
+    #[schemars(with = "Vec<u64>", length(max = 500))]
+    pub ack: Option<Vec<u64>>,
 }
 
 /// `wait_for_messages`' arguments.
@@ -296,6 +302,12 @@ pub struct WaitArgs {
     #[serde(default)]
     #[schemars(with = "Level")]
     pub importance: Option<Level>,
+    /// The ids of messages an earlier read_inbox or wait_for_messages returned that you have
+    /// now: they are marked read before this call reads, and never returned again. Ids not
+    /// in the inbox (read already, or never there) are passed over. At most 500.
+    #[serde(default)]
+    #[schemars(with = "Vec<u64>", length(max = 500))]
+    pub ack: Option<Vec<u64>>,
 }
 
 /// `list_docs`'s arguments.
