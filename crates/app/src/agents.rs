@@ -19,7 +19,8 @@
 //! ([`HEADING_BOOST`]); a word of four letters or more matches the terms its stem starts
 //! ([`dochub_search::stem`]). The page's place in search's answer adds a little
 //! ([`page_prior`]). The best sections are taken while they fit the budget; the first one that
-//! does not fit is cut at a block boundary when enough room is left.
+//! does not fit is cut at a block boundary when enough room is left. `search_docs` ranks the
+//! pages it answers with by the same scores ([`search_by_section`]).
 //!
 //! ```
 //! use dochub_app::agents::{ReadRequest, read_page};
@@ -36,7 +37,9 @@ use dochub_content::{
     Catalog, CatalogError, ProjectOutline, count_tokens, cut, known_versions, page_text,
     plain_text, sections, split_frontmatter, version_scope,
 };
-use dochub_search::{MAX_RESULTS, RankedQuery, SearchResults, Within, stem, terms};
+use dochub_search::{
+    MAX_RESULTS, RankedQuery, SearchHit, SearchResults, Within, excerpt, stem, terms,
+};
 
 /// `query_docs`' budget when the caller names none.
 pub const DEFAULT_QUERY_TOKENS: usize = 2_000;
@@ -95,6 +98,9 @@ pub enum AgentError {
         "`max_tokens` {0} leaves no room for text beside the line saying how to read on this page; ask for more"
     )]
     NoRoom(usize),
+    /// A `rank=` that is neither `page` nor `section`.
+    #[error("`rank` must be `page` or `section`, not `{0}`")]
+    Rank(String),
     /// A `limit=` out of range.
     #[error("`limit` must be from 1 to {MAX_RESULTS}, not {0}")]
     Limit(String),
@@ -326,6 +332,113 @@ pub fn search(
     }
 }
 
+/// How a search's pages are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ranking {
+    /// By the whole page's score (search's own order).
+    #[default]
+    Page,
+    /// By each page's best-matching section ([`search_by_section`]).
+    Section,
+}
+
+impl Ranking {
+    /// `rank=` as given: `page` or `section`, or the reason it is refused.
+    pub fn parse(given: Option<&str>) -> Result<Ranking, AgentError> {
+        match given.map(str::trim) {
+            None | Some("" | "page") => Ok(Ranking::Page),
+            Some("section") => Ok(Ranking::Section),
+            Some(other) => Err(AgentError::Rank(other.to_owned())),
+        }
+    }
+}
+
+/// [`search`] with its pages ranked as `rank` says.
+pub fn search_ranked(
+    catalog: &dyn Catalog,
+    query: &str,
+    scope: &Scope<'_>,
+    limit: usize,
+    rank: Ranking,
+) -> Result<Result<SearchResults, AgentError>, CatalogError> {
+    match rank {
+        Ranking::Page => search(catalog, query, scope, limit),
+        Ranking::Section => search_by_section(catalog, query, scope, limit),
+    }
+}
+
+/// [`search`], its pages ranked by their best-matching section: the pages search finds first
+/// (`limit` of them, at least [`CANDIDATE_PAGES`]) are split into sections and scored as
+/// [`query_docs`] scores them, and each page goes by its best section's score; a hit's
+/// `section`, `anchor` and `excerpt` are that section's. Pages without a scored section (found
+/// by their summary or a misspelt word) follow, in search's order.
+pub fn search_by_section(
+    catalog: &dyn Catalog,
+    query: &str,
+    scope: &Scope<'_>,
+    limit: usize,
+) -> Result<Result<SearchResults, AgentError>, CatalogError> {
+    if !(1..=MAX_RESULTS).contains(&limit) {
+        return Ok(Err(AgentError::Limit(limit.to_string())));
+    }
+    let considered = limit.max(CANDIDATE_PAGES);
+    let mut found = match search(catalog, query, scope, considered)? {
+        Ok(found) => found,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Ok(ranked) = RankedQuery::new(query) else {
+        found.results.truncate(limit);
+        return Ok(Ok(found));
+    };
+    let mut candidates = Vec::new();
+    for (page, hit) in found.results.iter().enumerate() {
+        if let Some(raw) = page_raw(catalog, &hit.path)? {
+            candidates.extend(page_sections(page, &hit.path, &hit.title, &raw));
+        }
+    }
+    let scores = score_sections(&ranked.terms, &candidates);
+    // Each page's best section: (score, candidate), the first of equals.
+    let mut best: Vec<Option<(f64, usize)>> = vec![None; found.results.len()];
+    for (i, c) in candidates.iter().enumerate() {
+        let score = scores[i];
+        if score > 0.0 && best[c.page].is_none_or(|(top, _)| score > top) {
+            best[c.page] = Some((score, i));
+        }
+    }
+    let mut order: Vec<usize> = (0..found.results.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |page: usize| best[page].map_or(0.0, |(score, _)| score);
+        key(b).total_cmp(&key(a)).then(a.cmp(&b))
+    });
+    let mut hits: Vec<Option<SearchHit>> = found.results.into_iter().map(Some).collect();
+    found.results = order
+        .into_iter()
+        .take(limit)
+        .filter_map(|page| {
+            let mut hit = hits[page].take()?;
+            if let Some((_, i)) = best[page] {
+                let c = &candidates[i];
+                let (plain, _) = plain_text(&c.markdown);
+                let (start, end) = ranked.excerpt_range(&plain).unwrap_or((0, 0));
+                hit.excerpt = excerpt(&plain, start, end);
+                hit.section = c.section.clone();
+                hit.anchor = c.anchor.clone();
+            }
+            Some(hit)
+        })
+        .collect();
+    Ok(Ok(found))
+}
+
+/// The raw file of the page at `<project>/<subproject>/<page>`.
+fn page_raw(catalog: &dyn Catalog, path: &str) -> Result<Option<Vec<u8>>, CatalogError> {
+    let mut parts = path.splitn(3, '/');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(p), Some(s), Some(id)) => catalog.raw(p, s, id),
+        _ => Ok(None),
+    }
+}
+
 /// One section of a `query_docs` answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AnswerSection {
@@ -440,14 +553,9 @@ pub fn query_docs(
     };
     let mut candidates = Vec::new();
     for (page, hit) in hits.results.iter().take(CANDIDATE_PAGES).enumerate() {
-        let mut parts = hit.path.splitn(3, '/');
-        let (Some(p), Some(s), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        let Some(raw) = catalog.raw(p, s, id)? else {
-            continue;
-        };
-        candidates.extend(page_sections(page, &hit.path, &hit.title, &raw));
+        if let Some(raw) = page_raw(catalog, &hit.path)? {
+            candidates.extend(page_sections(page, &hit.path, &hit.title, &raw));
+        }
     }
     let scores = score_sections(&ranked.terms, &candidates);
     let mut order: Vec<usize> = (0..candidates.len()).filter(|&i| scores[i] > 0.0).collect();

@@ -34,7 +34,7 @@ use dochub_content::{
 use dochub_index::Source;
 use dochub_search::MAX_RESULTS;
 
-use crate::agents::{self, AgentError, ReadRequest, Scope, Versions};
+use crate::agents::{self, AgentError, Ranking, ReadRequest, Scope, Versions};
 use crate::kept::KeptAnswers;
 
 /// Service name reported by the health check.
@@ -279,8 +279,12 @@ fn answer(
                 project: project.as_deref(),
                 versions: Versions::parse(version.as_deref(), Versions::All),
             };
+            let rank = match Ranking::parse(param("rank").as_deref()) {
+                Ok(rank) => rank,
+                Err(e) => return Ok(scope_error(e)),
+            };
             let q = query_param(query, "q").unwrap_or_default();
-            match agents::search(catalog, &q, &scope, limit)? {
+            match agents::search_ranked(catalog, &q, &scope, limit, rank)? {
                 Ok(found) => json(to_json(&found)?),
                 Err(e) => scope_error(e),
             }

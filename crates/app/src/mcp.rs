@@ -35,7 +35,7 @@ use dochub_mcp::{
     RESOURCE_PREFIX, ReadDocArgs, SearchArgs, arguments,
 };
 
-use crate::agents::{self, ReadRequest, Scope, Versions};
+use crate::agents::{self, Ranking, ReadRequest, Scope, Versions};
 
 mod hub;
 
@@ -266,7 +266,9 @@ impl McpServer<'_> {
             project: args.scope.project(),
             versions: Versions::parse(args.scope.version(), Versions::Latest),
         };
-        let found = self.read(|catalog| agents::search(catalog, &args.query, &scope, limit))?;
+        let found = self.read(|catalog| {
+            agents::search_ranked(catalog, &args.query, &scope, limit, Ranking::Section)
+        })?;
         Ok(match found {
             Ok(found) => json_output(&found),
             Err(e) => ToolOutput::error(e.to_string()),

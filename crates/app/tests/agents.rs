@@ -247,3 +247,79 @@ fn search_keeps_to_a_project_a_version_and_a_limit() {
     assert_eq!(res.status, 400);
     assert_eq!(json(&res)["error"], "`limit` must be from 1 to 50, not ten");
 }
+
+/// A content tree of one project with these pages (`id`, markdown).
+fn tree(pages: &[(&str, &str)]) -> (tempfile::TempDir, ApiConfig) {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("kb/guide");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(dir.path().join("kb/_project.yaml"), "name: KB\n").unwrap();
+    std::fs::write(sub.join("_subproject.yaml"), "name: Guide\n").unwrap();
+    for (id, markdown) in pages {
+        std::fs::write(sub.join(format!("{id}.md")), markdown).unwrap();
+    }
+    let mut config = config("versions");
+    config.source.content_dir = dir.path().to_owned();
+    (dir, config)
+}
+
+#[test]
+fn ranked_by_section_a_hit_names_the_section_that_answers() {
+    // The first page holds the whole query in its frontmatter, which puts it first by page;
+    // but no section of it holds both words, while one section of the second is about both.
+    let filler = "Words about other things entirely. ".repeat(30);
+    let (_dir, config) = tree(&[
+        (
+            "cache-eviction",
+            &format!(
+                "---\ntitle: Storage\nkeywords: eviction cache\n---\nThe cache is on by default.\n\n## Sizes\n\n{filler}\n\n\
+                 ## Limits\n\n{filler} Eviction happens rarely.\n"
+            ),
+        ),
+        (
+            "tuning",
+            "---\ntitle: Tuning\n---\nKnobs.\n\n## Eviction\n\nCache eviction drops the oldest \
+             cache entries first; eviction runs when the cache is full.\n",
+        ),
+    ]);
+    let by_page = json(&get(&config, "/search", "q=eviction+cache"));
+    let by_section = json(&get(&config, "/search", "q=eviction+cache&rank=section"));
+    let paths = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        paths(&by_page),
+        ["kb/guide/cache-eviction", "kb/guide/tuning"],
+        "{by_page}"
+    );
+    assert_eq!(
+        paths(&by_section),
+        ["kb/guide/tuning", "kb/guide/cache-eviction"],
+        "{by_section}"
+    );
+    let first = &by_section["results"][0];
+    assert_eq!(
+        (first["section"].as_str(), first["anchor"].as_str()),
+        (Some("Eviction"), Some("eviction"))
+    );
+    assert!(
+        first["excerpt"]
+            .as_str()
+            .unwrap()
+            .contains("Cache eviction drops"),
+        "{first}"
+    );
+    let res = get(&config, "/search", "q=eviction&rank=best");
+    assert_eq!(res.status, 400);
+    assert!(
+        json(&res)["error"]
+            .as_str()
+            .unwrap()
+            .contains("`rank` must be `page` or `section`")
+    );
+}

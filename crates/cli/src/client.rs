@@ -192,6 +192,7 @@ impl Client {
             ("project", project),
             ("version", Some(version.unwrap_or("latest"))),
             ("limit", Some(&limit)),
+            ("rank", Some("section")),
         ]);
         self.json(Method::GET, &format!("/api/search?{params}"), None, None)
             .await

@@ -147,7 +147,7 @@ pub fn tools() -> Vec<ToolSpec> {
         ),
         spec(
             "search_docs",
-            "Search the documentation pages (case-insensitive; the words of a question such as \"how do I\" are left out; other endings of a word match). Returns JSON {query, results: [{path, title, excerpt, section?, anchor?}]}, best first, `limit` of them (1 to 50, default 10); `section` is the heading the match lies under and `anchor` its id on the page. Without `version`, a project with versions answers from its latest only; with it, only from that version. Read a hit with read_doc (path, and anchor for just that section), or ask query_docs for the text itself.",
+            "Search the documentation pages (case-insensitive; the words of a question such as \"how do I\" are left out; other endings of a word match). Returns JSON {query, results: [{path, title, excerpt, section?, anchor?}]}, `limit` of them (1 to 50, default 10), ranked by each page's best-matching section: `section` is that section's heading, `anchor` its id on the page, and the excerpt is from it. Without `version`, a project with versions answers from its latest only; with it, only from that version. Read a hit with read_doc (path, and anchor for just that section), or ask query_docs for the text itself.",
             input_schema::<SearchArgs>(),
             true,
             Docs,
