@@ -1,7 +1,8 @@
 #!/bin/sh
 # Agents benchmark (not a test): how many questions an agent gets answered from real docs in
 # one or two MCP calls within 2,000 tokens, over stdio (`dochub mcp`) and over `/mcp`, and what
-# a `search_docs` call over `/mcp` costs next to the same `/api/search`. The question sets,
+# a `search_docs` call over `/mcp` costs next to the same `/api/search` (`rank=section`, as
+# search_docs ranks; and ranked by page, for what ranking by section costs). The question sets,
 # written from the docs before any tuning, are benches/agents/questions/<corpus>.json: each
 # question names the page that answers it and the strings an answer must hold; some are pinned
 # to a version and must never be answered from another. The corpora are the relevance

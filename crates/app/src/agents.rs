@@ -315,8 +315,8 @@ pub fn search(
     scope: &Scope<'_>,
     limit: usize,
 ) -> Result<Result<SearchResults, AgentError>, CatalogError> {
-    if !(1..=MAX_RESULTS).contains(&limit) {
-        return Ok(Err(AgentError::Limit(limit.to_string())));
+    if let Err(e) = check_limit(limit) {
+        return Ok(Err(e));
     }
     let within = match scope.within(&catalog.outline()?) {
         Ok(within) => within,
@@ -378,8 +378,8 @@ pub fn search_by_section(
     scope: &Scope<'_>,
     limit: usize,
 ) -> Result<Result<SearchResults, AgentError>, CatalogError> {
-    if !(1..=MAX_RESULTS).contains(&limit) {
-        return Ok(Err(AgentError::Limit(limit.to_string())));
+    if let Err(e) = check_limit(limit) {
+        return Ok(Err(e));
     }
     let considered = limit.max(CANDIDATE_PAGES);
     let mut found = match search(catalog, query, scope, considered)? {
@@ -428,6 +428,15 @@ pub fn search_by_section(
         })
         .collect();
     Ok(Ok(found))
+}
+
+/// `limit` if it is from 1 to [`MAX_RESULTS`].
+fn check_limit(limit: usize) -> Result<(), AgentError> {
+    if (1..=MAX_RESULTS).contains(&limit) {
+        Ok(())
+    } else {
+        Err(AgentError::Limit(limit.to_string()))
+    }
 }
 
 /// The raw file of the page at `<project>/<subproject>/<page>`.

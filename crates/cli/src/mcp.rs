@@ -44,8 +44,7 @@ use crate::client::{Ack, Client, ClientError, MailboxRead, Outgoing};
 use dochub_hub::Importance;
 use dochub_mcp::{
     DEFAULT_QUERY_TOKENS, DEFAULT_SEARCH_LIMIT, InboxRead, ListDocsArgs, NoArgs, QueryDocsArgs,
-    ReadArgs, ReadDocArgs, ReplyArgs, SearchArgs, SearchMessagesArgs, SendArgs, ThreadArgs,
-    WaitArgs,
+    ReadDocArgs, ReplyArgs, SearchArgs, SearchMessagesArgs, SendArgs, ThreadArgs,
 };
 pub use dochub_mcp::{INBOX_PREFIX, RESOURCE_PREFIX};
 
@@ -252,23 +251,13 @@ impl DochubMcp {
         })
     }
 
-    async fn read_inbox(&self, args: ReadArgs, id: RequestId) -> Result<CallToolResult, ErrorData> {
-        let read = match InboxRead::of_read(args) {
-            Ok(read) => read,
-            Err(e) => return Ok(error_text(e)),
-        };
-        Ok(match self.read_inbox_inner(read, id).await {
-            Ok(inbox) => json_result(&inbox),
-            Err(e) => tool_error(e),
-        })
-    }
-
-    async fn wait_for_messages(
+    /// `read_inbox` and `wait_for_messages`, their arguments checked.
+    async fn read(
         &self,
-        args: WaitArgs,
+        read: Result<InboxRead, String>,
         id: RequestId,
     ) -> Result<CallToolResult, ErrorData> {
-        let read = match InboxRead::of_wait(args) {
+        let read = match read {
             Ok(read) => read,
             Err(e) => return Ok(error_text(e)),
         };
@@ -356,8 +345,8 @@ impl DochubMcp {
             "reply_message" => self.reply_message(parse(args)?).await,
             "read_thread" => self.read_thread(parse(args)?).await,
             "search_messages" => self.search_messages(parse(args)?).await,
-            "read_inbox" => self.read_inbox(parse(args)?, id).await,
-            "wait_for_messages" => self.wait_for_messages(parse(args)?, id).await,
+            "read_inbox" => self.read(InboxRead::of_read(parse(args)?), id).await,
+            "wait_for_messages" => self.read(InboxRead::of_wait(parse(args)?), id).await,
             "list_machines" => {
                 parse::<NoArgs>(args)?;
                 self.list_machines().await
