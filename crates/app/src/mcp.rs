@@ -1,10 +1,10 @@
 //! `/mcp`: dochub's MCP server over the Streamable HTTP transport, as a plain function from a
 //! request to a response. The tools and the protocol are `dochub_mcp`'s, the same that
 //! `dochub mcp` serves on stdio; this module checks who is calling and answers the docs tools
-//! from the catalog ([`agents`] for `read_doc` and `query_docs`).
+//! from the catalog ([`agents`] for `read_doc`, `query_docs` and `search_docs`).
 //!
-//! Each request stands alone: no session is issued and nothing is kept between requests,
-//! so any instance answers any request. The checks, in order:
+//! Each request stands alone: nothing is kept between requests, so any instance answers any
+//! request. The checks, in order:
 //!
 //! 1. `POST` only (`GET` would open a stream this server does not offer): 405 with `Allow`.
 //! 2. An `Origin` other than the app's own (the scheme and authority of the request's URL):
