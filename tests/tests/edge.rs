@@ -328,14 +328,15 @@ async fn the_edge_build_and_the_default_build_differ_only_where_documented() {
     };
     let (mut default, mut edge) = (read("spin.toml"), read("spin-edge.toml"));
     for doc in [&mut default, &mut edge] {
-        for id in ["api", "hub", "overview"] {
+        for id in ["api", "hub", "mcp", "overview"] {
             let component = doc["component"][id].as_table_mut().unwrap();
             component.remove("source");
             component.remove("build");
         }
     }
-    // The hub keeps its messages in SQLite `default`, and health probes it.
-    for id in ["hub", "health"] {
+    // The hub keeps its messages in SQLite `default`, health probes it, and mcp's hub tools
+    // reach it.
+    for id in ["hub", "health", "mcp"] {
         let component = default["component"][id].as_table_mut().unwrap();
         assert_eq!(
             component
@@ -382,7 +383,7 @@ async fn the_edge_build_and_the_default_build_differ_only_where_documented() {
     assert!(health.is_empty(), "{health:?}");
     assert_eq!(default, edge);
     let edge = read("spin-edge.toml");
-    for id in ["api", "hub", "overview"] {
+    for id in ["api", "hub", "mcp", "overview"] {
         let command = edge["component"][id]["build"]["command"].as_str().unwrap();
         assert!(
             command.contains("--profile edge") && command.contains("--features edge"),
