@@ -307,8 +307,9 @@ pub fn unknown_version(version: &str, known: &[String]) -> String {
     }
 }
 
-/// Search kept to `scope`, at most `limit` hits (1 to [`dochub_search::MAX_RESULTS`]): what
-/// `/api/search` and the `search_docs` tool answer.
+/// Search kept to `scope`, at most `limit` hits (1 to [`dochub_search::MAX_RESULTS`]), ranked
+/// by page: what `/api/search` and the search page answer ([`search_by_section`] for
+/// `search_docs`).
 pub fn search(
     catalog: &dyn Catalog,
     query: &str,
