@@ -17,7 +17,7 @@
 //! 5. A body over [`MAX_BODY`]: 413 with a JSON-RPC error.
 //!
 //! Tools: the docs tools, answered from the catalog, and, when the component reaches the hub
-//! ([`HubApi`]), the hub's tools as the calling machine ([`hub`]). A session id
+//! ([`HubApi`]), the hub's tools as the calling machine. A session id
 //! (`Mcp-Session-Id`) is issued at `initialize` and kept by nothing: it only keys the sends
 //! of its requests, so that a retried request is stored once.
 
