@@ -1,6 +1,8 @@
 //! Build script shared by the components: the layout of their linear memory.
 //!
-//! Every request runs in a fresh instance. When it ends, Spin's runtime (wasmtime's pooling
+//! A WASIp2 component (docs, health, mcp; api and overview in their WASIp2 builds) runs every
+//! request in a fresh instance; a WASIp3 one (api, overview, hub) serves many requests in one
+//! instance, and its memory is reset only when the instance ends. Then Spin's runtime (wasmtime's pooling
 //! allocator, as Spin v4.0.2 configures it in `crates/core`: 2 MiB kept resident, no dirty-page
 //! scan) resets the memory by writing back every accessible byte up to 2 MiB, and a memory the
 //! request grew is shrunk back by an `mprotect` that interrupts the other cores to flush their

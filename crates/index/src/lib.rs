@@ -5,7 +5,8 @@
 //!
 //! The index itself is written into `build/index/` beside the manifests.
 //!
-//! A Spin component lives for one request, so nothing here loads the whole index: a query
+//! A WASIp2 component lives for one request, and a WASIp3 instance may end after any of
+//! its requests, so nothing here loads the whole index: a query
 //! reads a small header, one block of the key table per trigram, the posting lists it needs,
 //! and then only the candidate pages' records and texts.
 //!
@@ -247,8 +248,8 @@ pub struct IndexSummary {
     pub plain_code: Vec<String>,
 }
 
-/// Where the check of a copied build is kept from one request to the next (a Spin component
-/// lives for one request). Keys name the build and the copy; a value is never rewritten
+/// Where the check of a copied build is kept from one request to the next (a WASIp2
+/// component lives for one request, and a WASIp3 instance for as long as Spin keeps it). Keys name the build and the copy; a value is never rewritten
 /// differently under the same key, so concurrent writers agree and no compare-and-swap is
 /// needed. Failures are the implementation's to swallow: the next request checks again.
 pub trait CheckMemo {
