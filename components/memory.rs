@@ -2,12 +2,12 @@
 //!
 //! A WASIp2 component (docs, health, mcp; api and overview in their WASIp2 builds) runs every
 //! request in a fresh instance; a WASIp3 one (api, overview, hub) serves many requests in one
-//! instance, and its memory is reset only when the instance ends. Then Spin's runtime (wasmtime's pooling
-//! allocator, as Spin v4.0.2 configures it in `crates/core`: 2 MiB kept resident, no dirty-page
-//! scan) resets the memory by writing back every accessible byte up to 2 MiB, and a memory the
-//! request grew is shrunk back by an `mprotect` that interrupts the other cores to flush their
-//! TLBs. Both cost per byte of memory, not per byte used: with Rust's default 1 MiB stack, and a
-//! memory that grew on every request, they were a quarter of what `/api/raw` cost (`perf`).
+//! instance. When an instance ends, Spin's runtime (wasmtime's pooling allocator, as Spin
+//! v4.0.2 configures it in `crates/core`: 2 MiB kept resident, no dirty-page scan) resets its
+//! memory by writing back every accessible byte up to 2 MiB, and a memory the instance grew is
+//! shrunk back by an `mprotect` that interrupts the other cores to flush their TLBs. Both cost
+//! per byte of memory, not per byte used: with Rust's default 1 MiB stack, and a memory that
+//! grew on every request, they were a quarter of what `/api/raw` cost (`perf`).
 //!
 //! So the stack is a quarter of the default: the end-to-end tests, the `hostile` ones among them
 //! (pages nested as deep as the content limits allow), pass with a quarter of that again. And
