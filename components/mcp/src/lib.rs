@@ -22,12 +22,14 @@
 // `#[http_component]` expands to the component's export glue, which is `unsafe` by nature.
 #![allow(unsafe_code)]
 
+use std::cell::OnceCell;
+
 use dochub_app::mcp::{HubApi, MAX_BODY, McpConfig, admit, respond};
 use dochub_http::{Body, Request, Response, Surface, log};
 use dochub_hub::auth::HubAuth;
 use dochub_hub::wait::ThreadPause;
 use dochub_hub::{Hub, HubError, Limits, SystemClock, api};
-use dochub_hub_spin::HubStore;
+use dochub_hub_spin::{Connector, HubStore};
 use dochub_index::{Memo, Source};
 use spin_sdk::http::{IncomingRequest, ResponseOutparam};
 use spin_sdk::http_component;
@@ -63,29 +65,40 @@ fn handle(req: IncomingRequest, out: ResponseOutparam) {
     };
     let hub = SpinHub {
         auth: config.auth.clone(),
+        store: OnceCell::new(),
     };
     admitted.respond(respond(&config, &caller, body, Some(&hub)));
 }
 
 /// The hub as the hub component serves it, on the store this deployment configures: the
-/// same settings, the same API, opened the same way.
+/// same settings, the same API, opened the same way. A tool that makes two hub requests (a
+/// read and its acknowledgement, a reply and the message it answers) reads the settings and
+/// opens SQLite once.
 struct SpinHub {
     auth: HubAuth,
+    store: OnceCell<Result<(Limits, Connector), Response>>,
+}
+
+impl SpinHub {
+    fn open() -> Result<(Limits, Connector), Response> {
+        let limits = Limits::from_variables(|name| variables::get(name).unwrap_or_default())
+            .map_err(|e| Response::json_error(500, &e.to_string()))?;
+        let connector = HubStore::configured()
+            .connector()
+            .map_err(|e| Response::json_error(503, &e).with_header("retry-after", "1"))?;
+        Ok((limits, connector))
+    }
 }
 
 impl HubApi for SpinHub {
     fn answer(&self, request: &Request<'_>, body: Body) -> Response {
-        let limits = match Limits::from_variables(|name| variables::get(name).unwrap_or_default()) {
-            Ok(limits) => limits,
-            Err(e) => return Response::json_error(500, &e.to_string()),
-        };
-        let connector = match HubStore::configured().connector() {
-            Ok(connector) => connector,
-            Err(e) => return Response::json_error(503, &e).with_header("retry-after", "1"),
+        let (limits, connector) = match self.store.get_or_init(SpinHub::open) {
+            Ok(store) => store,
+            Err(refusal) => return refusal.clone(),
         };
         let connect = || {
             connector()
-                .map(|db| Hub::with_clock(db, SystemClock, limits))
+                .map(|db| Hub::with_clock(db, SystemClock, *limits))
                 .map_err(HubError::Unavailable)
         };
         // The instance serves this request alone: a wait may block it.

@@ -17,8 +17,9 @@
 //!
 //! **`read_inbox` and `wait_for_messages` lose nothing.** It reads without acknowledging, returns the messages, and
 //! acknowledges them (`POST /api/inbox/<machine>/ack {"ids": [...]}`, by id: a read filtered
-//! by importance passes over older messages) at the start of the *next* read, and only if the answer was written to stdout in full (a call the
-//! client cancelled is answered by nobody, so its messages stay unread). By then the client has
+//! by importance passes over older messages) at the start of the *next* read, and only if the
+//! answer was written to stdout in full (a call the client cancelled is answered by nobody, so
+//! its messages stay unread). The ids an agent passes in `ack` are acknowledged there too. By then the client has
 //! provably received the answer and come back for more; if it dies first, the messages are
 //! returned again in the next session: at least once, never zero times. A hub without the
 //! acknowledgement route (404/405 on a probe acknowledging nothing) is read with `ack=true`.
